@@ -1,0 +1,22 @@
+import { fileURLToPath } from "node:url"
+import { defineConfig } from "vitest/config"
+
+const src = (path: string) => fileURLToPath(new URL(path, import.meta.url))
+
+export default defineConfig({
+  resolve: {
+    alias: [
+      { find: /^@walletgate\/core\/testing$/, replacement: src("./packages/core/src/testing/index.ts") },
+      { find: /^@walletgate\/core$/, replacement: src("./packages/core/src/index.ts") },
+      { find: /^@walletgate\/express$/, replacement: src("./packages/adapter-express/src/index.ts") },
+      { find: /^@walletgate\/koa$/, replacement: src("./packages/adapter-koa/src/index.ts") },
+      { find: /^@walletgate\/lambda$/, replacement: src("./packages/adapter-lambda/src/index.ts") },
+      { find: /^@walletgate\/redis$/, replacement: src("./packages/store-redis/src/index.ts") }
+    ]
+  },
+  test: {
+    include: ["packages/*/test/**/*.test.ts", "examples/*/test/**/*.test.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 60_000
+  }
+})
