@@ -1,0 +1,42 @@
+import { type Gateway, type GatewayRequest, readBodyWithin } from "@walletgate/core"
+import type { NextFunction, Request, RequestHandler, Response } from "express"
+
+const BODYLESS = new Set(["GET", "HEAD", "DELETE", "OPTIONS"])
+
+/**
+ * Express middleware that answers every request it sees with `gateway`. Mount it at the root or
+ * under a prefix (`app.use("/wallet", walletgate(gateway))`); it uses a body the host already parsed
+ * (`express.json()`), otherwise reads the body itself within the gateway's limit. The client IP is
+ * `req.ip`, so Express's `trust proxy` setting decides whether forwarded headers count.
+ */
+export const walletgate = (gateway: Gateway): RequestHandler => {
+  return (req: Request, res: Response, next: NextFunction) => {
+    toGatewayRequest(req, gateway.bodyLimit)
+      .then((request) => gateway.handle(request))
+      .then((response) => {
+        res.status(response.status)
+        for (const [name, value] of Object.entries(response.headers)) res.setHeader(name, value)
+        res.end(response.body)
+      })
+      .catch(next)
+  }
+}
+
+const toGatewayRequest = async (req: Request, bodyLimit: number): Promise<GatewayRequest> => {
+  const headers: Record<string, string> = {}
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value
+  }
+  const queryAt = req.url.indexOf("?")
+  const base = {
+    method: req.method,
+    path: req.path,
+    query: new URLSearchParams(queryAt === -1 ? "" : req.url.slice(queryAt + 1)),
+    headers,
+    ...(req.ip === undefined ? {} : { remoteAddress: req.ip })
+  }
+  // A body parser of the host already consumed the stream: take what it parsed.
+  if (req.body !== undefined) return { ...base, body: req.body }
+  if (BODYLESS.has(req.method) || req.readableEnded) return base
+  return { ...base, rawBody: await readBodyWithin(req, bodyLimit) }
+}

@@ -1,0 +1,154 @@
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import {
+  calculateJwkThumbprint,
+  createLocalJWKSet,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  importPKCS8,
+  type JWK,
+  type JWTPayload,
+  jwtVerify,
+  SignJWT
+} from "jose"
+import { TokenRejected } from "./errors"
+
+/** The asymmetric algorithms walletgate signs with; verification pins the one configured. */
+export type SigningAlgorithm = "EdDSA" | "ES256"
+
+/** What to sign: the registered claims are always set, from these and the clock. */
+export interface TokenClaims {
+  readonly subject: string
+  readonly audience: string
+  /** The JOSE `typ` header, which keeps one kind of token from passing for another. */
+  readonly type: string
+  readonly ttlSeconds: number
+  readonly extra?: Readonly<Record<string, string | number | boolean>>
+}
+
+/** What a token must be to verify. */
+export interface TokenExpectation {
+  readonly audience: string
+  readonly type: string
+}
+
+/** A JSON Web Key Set as published at `/.well-known/jwks.json`. */
+export interface JsonWebKeySet {
+  readonly keys: ReadonlyArray<JWK>
+}
+
+/** Clock skew tolerated when checking `exp`, `iat` and `nbf` (DESIGN §4: at most 30 s). */
+export const CLOCK_TOLERANCE_SECONDS = 30
+
+/**
+ * The gateway's JWT signing key: signs the tokens it issues, verifies them, and publishes the public
+ * half as a JWKS. Verification pins the algorithm and requires `iss`, `aud`, `sub`, `exp` and `iat`;
+ * keys never come from a token's own `jku`, `jwk` or `x5u` headers.
+ */
+export class SigningKeys extends Context.Service<
+  SigningKeys,
+  {
+    /** The `iss` of every token signed here. */
+    readonly issuer: string
+    /** The public keys, to publish. */
+    readonly jwks: JsonWebKeySet
+    /** Signs `claims`; returns the compact JWT and its expiry (epoch seconds). */
+    readonly sign: (claims: TokenClaims) => Effect.Effect<{ readonly token: string; readonly expiresAt: number }>
+    /** Verifies a token signed here against `expected`. */
+    readonly verify: (token: string, expected: TokenExpectation) => Effect.Effect<JWTPayload, TokenRejected>
+  }
+>()("@walletgate/core/SigningKeys") {
+  /**
+   * A key pair made at start and never stored: tokens die with the process, and several instances
+   * cannot verify each other's tokens. For development and tests; it says so in the log.
+   */
+  static readonly ephemeral = (options: { readonly issuer: string; readonly algorithm?: SigningAlgorithm }) =>
+    Layer.effect(
+      SigningKeys,
+      Effect.gen(function* () {
+        const algorithm = options.algorithm ?? "EdDSA"
+        const pair = yield* Effect.promise(() => generateKeyPair(algorithm, { extractable: true }))
+        const publicJwk = yield* Effect.promise(() => exportJWK(pair.publicKey))
+        yield* Effect.logWarning("walletgate: using an ephemeral JWT signing key; configure one for production")
+        return yield* makeSigningKeys(options.issuer, algorithm, pair.privateKey, publicJwk)
+      })
+    )
+
+  /** A configured private key, as a JWK (with its `alg`, or given) or a PKCS#8 PEM string. */
+  static readonly fromPrivateKey = (options: {
+    readonly issuer: string
+    readonly algorithm: SigningAlgorithm
+    readonly privateKey: JWK | string
+  }) =>
+    Layer.effect(
+      SigningKeys,
+      Effect.gen(function* () {
+        const { algorithm, privateKey } = options
+        const key = yield* Effect.promise(() =>
+          typeof privateKey === "string"
+            ? importPKCS8(privateKey, algorithm, { extractable: true })
+            : importJWK(privateKey, algorithm, { extractable: true })
+        )
+        if (key instanceof Uint8Array) return yield* Effect.die(new TypeError("a symmetric key cannot sign"))
+        const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...publicJwk } = yield* Effect.promise(() =>
+          exportJWK(key)
+        )
+        return yield* makeSigningKeys(options.issuer, algorithm, key, publicJwk)
+      })
+    )
+}
+
+const makeSigningKeys = (issuer: string, algorithm: SigningAlgorithm, privateKey: CryptoKey, publicJwk: JWK) =>
+  Effect.gen(function* () {
+    const kid = yield* Effect.promise(() => calculateJwkThumbprint(publicJwk))
+    const published: JWK = { ...publicJwk, kid, alg: algorithm, use: "sig" }
+    const jwks = { keys: [published] }
+    const keySet = createLocalJWKSet({ keys: [published] })
+    return SigningKeys.of({
+      issuer,
+      jwks,
+      sign: (claims) =>
+        Effect.gen(function* () {
+          const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+          const expiresAt = now + claims.ttlSeconds
+          const token = yield* Effect.promise(() =>
+            new SignJWT({ ...claims.extra })
+              .setProtectedHeader({ alg: algorithm, kid, typ: claims.type })
+              .setIssuer(issuer)
+              .setAudience(claims.audience)
+              .setSubject(claims.subject)
+              .setIssuedAt(now)
+              .setExpirationTime(expiresAt)
+              .sign(privateKey)
+          )
+          return { token, expiresAt }
+        }),
+      verify: (token, expected) =>
+        Effect.gen(function* () {
+          const now = yield* Clock.currentTimeMillis
+          const { payload } = yield* Effect.tryPromise({
+            try: () =>
+              jwtVerify(token, keySet, {
+                algorithms: [algorithm],
+                issuer,
+                audience: expected.audience,
+                typ: expected.type,
+                requiredClaims: ["iss", "aud", "sub", "exp", "iat"],
+                clockTolerance: CLOCK_TOLERANCE_SECONDS,
+                currentDate: new Date(now)
+              }),
+            catch: (error) => new TokenRejected({ reason: joseReason(error) })
+          })
+          return payload
+        })
+    })
+  })
+
+/** A jose error's code (`ERR_JWT_EXPIRED`, …), which never contains the token. */
+export const joseReason = (error: unknown): string =>
+  typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
+    ? error.code
+    : "ERR_JWT_INVALID"

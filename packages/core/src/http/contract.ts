@@ -1,0 +1,74 @@
+/**
+ * The framework-neutral HTTP contract (DESIGN §3). Adapters map their framework's request to a
+ * {@link GatewayRequest} and write the {@link GatewayResponse} back; nothing else crosses the boundary.
+ */
+
+/** A request as every adapter hands it to the core. Header names are lower-case. */
+export interface GatewayRequest {
+  readonly method: string
+  /** The path below the mount point, starting with `/`, still percent-encoded. */
+  readonly path: string
+  readonly query: URLSearchParams
+  readonly headers: Readonly<Record<string, string | undefined>>
+  /**
+   * The body as the host application already parsed it (for example by `express.json()`), or
+   * `undefined` when the host did not parse it. Mutually exclusive with {@link rawBody}.
+   */
+  readonly body?: unknown
+  /**
+   * The body's bytes as received, when the adapter read them itself (see `readBodyWithin`). The core
+   * parses them according to `content-type` and enforces the size limit.
+   */
+  readonly rawBody?: Uint8Array
+  /** The client's IP address as the host determined it (socket, or a trusted proxy header). */
+  readonly remoteAddress?: string
+}
+
+/** A response as the core hands it back to every adapter. */
+export interface GatewayResponse {
+  readonly status: number
+  /** Lower-case header names; values are single strings. */
+  readonly headers: Readonly<Record<string, string>>
+  /** The serialised body (JSON or problem+json), or `""` for an empty body. */
+  readonly body: string
+}
+
+/**
+ * Reads a body stream into bytes, stopping as soon as it exceeds `limit`: the result is then
+ * `limit + 1` bytes long, which the core answers with 413. Adapters use it so that no adapter ever
+ * buffers more than the limit.
+ */
+export const readBodyWithin = async (source: AsyncIterable<Uint8Array | string>, limit: number): Promise<Uint8Array> => {
+  const chunks: Array<Uint8Array> = []
+  let size = 0
+  for await (const chunk of source) {
+    const bytes = typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk
+    chunks.push(bytes)
+    size += bytes.byteLength
+    if (size > limit) break
+  }
+  const out = new Uint8Array(Math.min(size, limit + 1))
+  let offset = 0
+  for (const chunk of chunks) {
+    const room = out.byteLength - offset
+    if (room <= 0) break
+    const part = chunk.byteLength > room ? chunk.subarray(0, room) : chunk
+    out.set(part, offset)
+    offset += part.byteLength
+  }
+  return out
+}
+
+/** A running walletgate: what adapters mount. Build one with `makeGateway`. */
+export interface Gateway {
+  /** Answers one neutral request. Never rejects: every failure is a problem+json response. */
+  readonly handle: (request: GatewayRequest) => Promise<GatewayResponse>
+  /** Answers a web-standard `Request`, for runtimes built on `fetch` (Deno, Bun, workers, `node:http` shims). */
+  readonly fetch: (request: Request) => Promise<Response>
+  /** The largest request body, in bytes, the gateway accepts; adapters read at most one byte more. */
+  readonly bodyLimit: number
+  /** Builds the gateway's layers now (they are otherwise built on first use); rejects on bad configuration. */
+  readonly ready: () => Promise<void>
+  /** Releases everything the gateway's layers acquired (connections, timers). */
+  readonly dispose: () => Promise<void>
+}

@@ -1,0 +1,155 @@
+import * as Schema from "effect/Schema"
+import { TokenRejected } from "../auth/errors"
+import { InvalidPhone, OtpInvalid, RateLimited, SmsDeliveryFailed } from "../otp/errors"
+import { StoreUnavailable } from "../state/errors"
+
+/** No route has this path. Answered 404 `not_found`. */
+export class RouteNotFound extends Schema.TaggedError<RouteNotFound>()("RouteNotFound", {}) {}
+
+/** The path exists, the method does not. Answered 405 `method_not_allowed` with `Allow`. */
+export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()("MethodNotAllowed", {
+  allow: Schema.Array(Schema.String)
+}) {}
+
+/** The body's `content-type` is not one the route accepts. Answered 415 `unsupported_media_type`. */
+export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>()("UnsupportedMediaType", {
+  accepted: Schema.Array(Schema.String)
+}) {}
+
+/** The body is larger than the gateway's limit. Answered 413 `payload_too_large`. */
+export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", {
+  limit: Schema.Int
+}) {}
+
+/** The route needs a body and none came. Answered 400 `body_required`. */
+export class BodyRequired extends Schema.TaggedError<BodyRequired>()("BodyRequired", {}) {}
+
+/** The body is not valid JSON (or not UTF-8). Answered 400 `invalid_json`. */
+export class MalformedJson extends Schema.TaggedError<MalformedJson>()("MalformedJson", {}) {}
+
+/** One field-level problem found while decoding a request. */
+export const FieldProblem = Schema.Struct({
+  /** A JSON Pointer (RFC 6901) to the field, e.g. `/to/1`. */
+  path: Schema.String,
+  message: Schema.String
+})
+/** One field-level problem found while decoding a request. */
+export type FieldProblem = typeof FieldProblem.Type
+
+/** The body, path or query does not have the shape the route needs. Answered 400 `invalid_request`. */
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
+  errors: Schema.Array(FieldProblem)
+}) {}
+
+/** Every error the gateway answers with a problem; anything else is a defect (500). */
+export type GatewayError =
+  | RouteNotFound
+  | MethodNotAllowed
+  | UnsupportedMediaType
+  | PayloadTooLarge
+  | BodyRequired
+  | MalformedJson
+  | InvalidRequest
+  | InvalidPhone
+  | OtpInvalid
+  | RateLimited
+  | SmsDeliveryFailed
+  | StoreUnavailable
+  | TokenRejected
+
+/** How one error is answered: status, stable code, title, and what else it may carry. */
+export interface ProblemMapping<E> {
+  readonly status: number
+  readonly code: string
+  readonly title: string
+  readonly detail: (error: E) => string
+  readonly headers?: (error: E) => Readonly<Record<string, string>>
+  readonly errors?: (error: E) => ReadonlyArray<FieldProblem>
+}
+
+type ProblemTable = { readonly [Tag in GatewayError["_tag"]]: ProblemMapping<Extract<GatewayError, { _tag: Tag }>> }
+
+/**
+ * The one table from error to answer (DESIGN §2). Details are fixed sentences: they never echo input,
+ * so no code, key or token can reach a response body.
+ */
+export const problemTable: ProblemTable = {
+  RouteNotFound: { status: 404, code: "not_found", title: "Not found", detail: () => "No such endpoint." },
+  MethodNotAllowed: {
+    status: 405,
+    code: "method_not_allowed",
+    title: "Method not allowed",
+    detail: (e) => `This endpoint accepts ${e.allow.join(", ")}.`,
+    headers: (e) => ({ allow: e.allow.join(", ") })
+  },
+  UnsupportedMediaType: {
+    status: 415,
+    code: "unsupported_media_type",
+    title: "Unsupported media type",
+    detail: (e) => `Send the body as ${e.accepted.join(" or ")}.`
+  },
+  PayloadTooLarge: {
+    status: 413,
+    code: "payload_too_large",
+    title: "Payload too large",
+    detail: (e) => `The body may be at most ${e.limit} bytes.`
+  },
+  BodyRequired: {
+    status: 400,
+    code: "body_required",
+    title: "Body required",
+    detail: () => "This endpoint needs a JSON body."
+  },
+  MalformedJson: {
+    status: 400,
+    code: "invalid_json",
+    title: "Malformed JSON",
+    detail: () => "The body is not valid UTF-8 JSON."
+  },
+  InvalidRequest: {
+    status: 400,
+    code: "invalid_request",
+    title: "Invalid request",
+    detail: (e) => `${e.errors.length} field${e.errors.length === 1 ? " is" : "s are"} invalid.`,
+    errors: (e) => e.errors
+  },
+  InvalidPhone: {
+    status: 400,
+    code: "invalid_phone",
+    title: "Invalid phone number",
+    detail: (e) => `Use a US or Canadian number with the +1 prefix: ${e.reason}.`
+  },
+  OtpInvalid: {
+    status: 401,
+    code: "otp_invalid",
+    title: "Invalid code",
+    detail: () => "The code is wrong, expired or already used. Request a new one."
+  },
+  RateLimited: {
+    status: 429,
+    code: "rate_limited",
+    title: "Too many requests",
+    detail: (e) => `Try again in ${e.retryAfterSeconds} seconds.`,
+    headers: (e) => ({ "retry-after": String(e.retryAfterSeconds) })
+  },
+  SmsDeliveryFailed: {
+    status: 502,
+    code: "sms_delivery_failed",
+    title: "SMS delivery failed",
+    detail: () => "The code could not be sent. Try again."
+  },
+  StoreUnavailable: {
+    status: 503,
+    code: "store_unavailable",
+    title: "Service unavailable",
+    detail: () => "State storage is unavailable. Try again shortly.",
+    headers: () => ({ "retry-after": "1" })
+  },
+  TokenRejected: {
+    status: 401,
+    code: "invalid_token",
+    title: "Invalid token",
+    detail: () => "The token is invalid or expired.",
+    headers: () => ({ "www-authenticate": 'Bearer error="invalid_token"' })
+  }
+}

@@ -1,0 +1,56 @@
+import type { GatewayResponse } from "./contract"
+import { type FieldProblem, type GatewayError, type ProblemMapping, problemTable } from "./errors"
+
+/** The media type of every error answer (RFC 9457). */
+export const PROBLEM_JSON = "application/problem+json"
+
+/** An RFC 9457 problem document, as walletgate writes it. */
+export interface ProblemDocument {
+  readonly type: string
+  readonly title: string
+  readonly status: number
+  readonly detail: string
+  /** Stable, machine-readable; the same code always means the same thing. */
+  readonly code: string
+  readonly errors?: ReadonlyArray<FieldProblem>
+}
+
+/** The `type` URI of a problem code. */
+export const problemType = (code: string): string => `urn:walletgate:problem:${code}`
+
+/** The answer to an error of the table. */
+export const problemFor = (error: GatewayError): { readonly document: ProblemDocument; readonly headers: Readonly<Record<string, string>> } => {
+  // The table is keyed by tag, so the entry matches the error's own type.
+  const mapping = problemTable[error._tag] as ProblemMapping<GatewayError>
+  const errors = mapping.errors?.(error)
+  return {
+    document: {
+      type: problemType(mapping.code),
+      title: mapping.title,
+      status: mapping.status,
+      detail: mapping.detail(error),
+      code: mapping.code,
+      ...(errors === undefined ? {} : { errors })
+    },
+    headers: mapping.headers?.(error) ?? {}
+  }
+}
+
+/** The answer to a defect: status 500, and nothing about what went wrong. */
+export const internalErrorDocument: ProblemDocument = {
+  type: problemType("internal_error"),
+  title: "Internal error",
+  status: 500,
+  detail: "Something went wrong on our side. Quote the x-request-id when you report it.",
+  code: "internal_error"
+}
+
+/** A problem document as a response. */
+export const problemResponse = (
+  document: ProblemDocument,
+  headers: Readonly<Record<string, string>> = {}
+): GatewayResponse => ({
+  status: document.status,
+  headers: { ...headers, "content-type": PROBLEM_JSON },
+  body: JSON.stringify(document)
+})

@@ -1,0 +1,121 @@
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
+import type { GatewayRequest } from "./contract"
+import { type FieldProblem, type GatewayError, InvalidRequest } from "./errors"
+
+/** The HTTP methods routes are declared with. */
+export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
+
+/** The media types a route's body may come in. */
+export type BodyMedia = "application/json" | "application/x-www-form-urlencoded"
+
+/** What a route handler sees besides its decoded body. */
+export interface RouteContext {
+  readonly request: GatewayRequest
+  /** The path's `:params`, percent-decoded. */
+  readonly params: Readonly<Record<string, string>>
+  readonly requestId: string
+  readonly clientIp: string | undefined
+}
+
+/** What a route handler answers: a status and a JSON-serialisable body. */
+export interface Reply {
+  readonly status: number
+  readonly body: unknown
+  readonly headers?: Readonly<Record<string, string>>
+}
+
+/** A route as the router holds it: its body, if any, is parsed but not yet decoded. */
+export interface Route<R> {
+  readonly method: Method
+  readonly path: string
+  /** The media types accepted for the body; empty when the route takes no body. */
+  readonly accepts: ReadonlyArray<BodyMedia>
+  readonly run: (body: unknown, context: RouteContext) => Effect.Effect<Reply, GatewayError, R>
+}
+
+/** A schema that decodes without services. */
+export type BodySchema<A> = Schema.Decoder<A, never>
+
+/** A route with no body (GET, DELETE). */
+export const routeWithoutBody = <R>(
+  method: Method,
+  path: string,
+  handler: (context: RouteContext) => Effect.Effect<Reply, GatewayError, R>
+): Route<R> => ({ method, path, accepts: [], run: (_, context) => handler(context) })
+
+/** A route whose body is decoded with `schema` before `handler` sees it. */
+export const routeWithBody = <A, R>(
+  method: Method,
+  path: string,
+  schema: BodySchema<A>,
+  handler: (body: A, context: RouteContext) => Effect.Effect<Reply, GatewayError, R>,
+  accepts: ReadonlyArray<BodyMedia> = ["application/json"]
+): Route<R> => {
+  const decode = Schema.decodeUnknownResult(schema)
+  return {
+    method,
+    path,
+    accepts,
+    run: (body, context) => {
+      const decoded = decode(body, { errors: "all" })
+      return Result.isSuccess(decoded)
+        ? handler(decoded.success, context)
+        : Effect.fail(new InvalidRequest({ errors: fieldProblems(decoded.failure.issue) }))
+    }
+  }
+}
+
+// Messages never include the input: a refused field may hold a code, a key or a token.
+const formatIssue = SchemaIssue.makeFormatterStandardSchemaV1({
+  leafHook: (issue) => {
+    switch (issue._tag) {
+      case "MissingKey":
+        return "Required"
+      case "UnexpectedKey":
+        return "Unexpected field"
+      case "InvalidType":
+        return `Expected ${expectedType(issue.ast._tag)}`
+      case "OneOf":
+        return "Matches more than one alternative"
+      case "Forbidden":
+        return "Not allowed"
+      default:
+        return "Invalid value"
+    }
+  },
+  checkHook: (issue) => SchemaIssue.defaultCheckHook(issue) ?? "Invalid value"
+})
+
+const expectedType = (tag: string): string => {
+  switch (tag) {
+    case "String":
+      return "a string"
+    case "Number":
+      return "a number"
+    case "Boolean":
+      return "a boolean"
+    case "Arrays":
+      return "an array"
+    case "Objects":
+      return "an object"
+    default:
+      return "another type"
+  }
+}
+
+/** The field-level problems of a decoding failure, with JSON Pointer paths. */
+export const fieldProblems = (issue: SchemaIssue.Issue): ReadonlyArray<FieldProblem> =>
+  formatIssue(issue).issues.map(
+    (problem): FieldProblem => ({
+      path: (problem.path ?? [])
+        .map((segment) => {
+          const key = typeof segment === "object" && segment !== null ? segment.key : segment
+          return `/${String(key).replaceAll("~", "~0").replaceAll("/", "~1")}`
+        })
+        .join(""),
+      message: problem.message
+    })
+  )

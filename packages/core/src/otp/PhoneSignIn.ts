@@ -1,0 +1,140 @@
+import { createHmac } from "node:crypto"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { SigningKeys } from "../auth/SigningKeys"
+import { USER_TOKEN_AUDIENCE, USER_TOKEN_TYPE } from "../auth/tokens"
+import { type User, UserId, UserStore } from "../auth/UserStore"
+import { SecureRandom, randomDigits, randomUuid } from "../random/SecureRandom"
+import { RateLimiter } from "../ratelimit/RateLimiter"
+import type { StoreUnavailable } from "../state/errors"
+import { type InvalidPhone, OtpInvalid, RateLimited, type SmsDeliveryFailed } from "./errors"
+import { OtpPolicy } from "./policy"
+import { OtpStore } from "./OtpStore"
+import { maskPhone, PhoneE164, parsePhone } from "./phone"
+import { SmsSender } from "./SmsSender"
+
+/** What `sendCode` tells the caller. */
+export interface CodeSent {
+  readonly expiresIn: number
+  readonly resendAfter: number
+}
+
+/** What a successful `verifyCode` yields: a user JWT for the phone's user. */
+export interface Session {
+  readonly accessToken: string
+  readonly expiresIn: number
+  readonly expiresAt: number
+  readonly user: User
+}
+
+const HOUR_MS = 3_600_000
+
+/**
+ * Native phone sign-in (SPEC §4.1, §4.2, §5.1): a 6-digit code by SMS, exchanged for a user JWT.
+ * Answers never reveal whether a phone is known.
+ */
+export class PhoneSignIn extends Context.Service<
+  PhoneSignIn,
+  {
+    /** Sends a fresh code to `phone`, within the resend interval and the hourly caps. */
+    readonly sendCode: (
+      phone: string,
+      clientIp: string | undefined
+    ) => Effect.Effect<CodeSent, InvalidPhone | RateLimited | SmsDeliveryFailed | StoreUnavailable>
+    /** Exchanges the code for a session; the first success creates the phone's user. */
+    readonly verifyCode: (
+      phone: string,
+      code: string
+    ) => Effect.Effect<Session, InvalidPhone | OtpInvalid | StoreUnavailable>
+  }
+>()("@walletgate/core/PhoneSignIn") {
+  /** The service over its ports: `OtpStore`, `SmsSender`, `RateLimiter`, `UserStore`, `SigningKeys`. */
+  static readonly layer = Layer.effect(
+    PhoneSignIn,
+    Effect.gen(function* () {
+      const policy = yield* OtpPolicy
+      const store = yield* OtpStore
+      const sms = yield* SmsSender
+      const limiter = yield* RateLimiter
+      const users = yield* UserStore
+      const keys = yield* SigningKeys
+      const random = yield* SecureRandom
+      const secret =
+        policy.codeSecret ??
+        Buffer.from(yield* random.bytes(32)).toString("hex")
+      const withRandom = Effect.provideService(SecureRandom, random)
+      const hashCode = (phone: PhoneE164, code: string) =>
+        createHmac("sha256", secret).update(`${phone}:${code}`).digest("hex")
+
+      // Configured test numbers skip the NANP rules (they are often fictional 555 numbers) but nothing else.
+      const toPhone = (input: string) => {
+        const compact = input.replace(/[\s\-().]/g, "")
+        return compact in policy.testPhones ? Effect.succeed(PhoneE164.make(compact)) : parsePhone(input, policy.regions)
+      }
+
+      const sendCode = Effect.fn("PhoneSignIn.sendCode")(function* (input: string, clientIp: string | undefined) {
+        const phone = yield* toPhone(input)
+        const now = yield* Clock.currentTimeMillis
+        const testCode = policy.testPhones[phone]
+        const code = testCode ?? (yield* withRandom(randomDigits(6)))
+        const codeHash = hashCode(phone, code)
+        const issued = yield* store.issue(
+          phone,
+          { codeHash, expiresAt: now + policy.codeTtlSeconds * 1000, resendAt: now + policy.resendIntervalSeconds * 1000 },
+          now
+        )
+        if (issued._tag === "ResendTooSoon") return yield* rateLimited(issued.retryAfterMs)
+
+        const decisions = [yield* limiter.consume(`otp:send:phone:${phone}`, policy.sendsPerPhonePerHour, HOUR_MS, now)]
+        if (clientIp !== undefined) {
+          decisions.push(yield* limiter.consume(`otp:send:ip:${clientIp}`, policy.sendsPerIpPerHour, HOUR_MS, now))
+        }
+        const waits = decisions.flatMap((decision) => (decision.allowed ? [] : [decision.retryAfterMs]))
+        if (waits.length > 0) {
+          yield* store.withdraw(phone, codeHash)
+          return yield* rateLimited(Math.max(...waits))
+        }
+
+        if (testCode === undefined) {
+          const text = policy.message(code, Math.ceil(policy.codeTtlSeconds / 60))
+          // A failed SMS leaves no usable code and no resend wait behind.
+          yield* sms.send(phone, text).pipe(
+            Effect.tapError((error) =>
+              Effect.logWarning("walletgate: SMS delivery failed").pipe(
+                Effect.annotateLogs({ phone: maskPhone(phone), cause: error.cause }),
+                Effect.andThen(store.withdraw(phone, codeHash))
+              )
+            )
+          )
+        }
+        yield* Effect.logInfo("walletgate: sign-in code sent").pipe(Effect.annotateLogs({ phone: maskPhone(phone) }))
+        return { expiresIn: policy.codeTtlSeconds, resendAfter: policy.resendIntervalSeconds }
+      })
+
+      const verifyCode = Effect.fn("PhoneSignIn.verifyCode")(function* (input: string, code: string) {
+        const phone = yield* toPhone(input)
+        const now = yield* Clock.currentTimeMillis
+        const outcome = yield* store.consume(phone, hashCode(phone, code), now, policy.maxAttempts)
+        if (outcome === "Rejected") return yield* new OtpInvalid()
+        const id = UserId.make(yield* withRandom(randomUuid))
+        const user = yield* users.findOrCreate({ id, phone, createdAt: now })
+        const { token, expiresAt } = yield* keys.sign({
+          subject: user.id,
+          audience: USER_TOKEN_AUDIENCE,
+          type: USER_TOKEN_TYPE,
+          ttlSeconds: policy.sessionTtlSeconds,
+          extra: { phone_number: user.phone }
+        })
+        yield* Effect.logInfo("walletgate: phone verified").pipe(Effect.annotateLogs({ phone: maskPhone(phone) }))
+        return { accessToken: token, expiresIn: policy.sessionTtlSeconds, expiresAt, user }
+      })
+
+      return PhoneSignIn.of({ sendCode, verifyCode })
+    })
+  )
+}
+
+const rateLimited = (retryAfterMs: number) =>
+  Effect.fail(new RateLimited({ retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)) }))

@@ -1,0 +1,56 @@
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { parsePhoneNumberFromString } from "libphonenumber-js/max"
+import { InvalidPhone } from "./errors"
+
+/** A phone number in E.164 form (`+1` and ten digits) that passed every rule of {@link parsePhone}. */
+export const PhoneE164 = Schema.String.check(Schema.isPattern(/^\+1[2-9]\d{2}[2-9]\d{6}$/)).pipe(
+  Schema.brand("PhoneE164")
+)
+/** A phone number in E.164 form that passed every rule of {@link parsePhone}. */
+export type PhoneE164 = typeof PhoneE164.Type
+
+/** A region (ISO 3166-1 alpha-2) whose numbers sign-in accepts. */
+export type PhoneRegion = "US" | "CA" | "PR" | "VI" | "GU" | "AS" | "MP"
+
+/** The default regions: the United States, its territories on the NANP, and Canada (DESIGN §4). */
+export const defaultPhoneRegions: ReadonlyArray<PhoneRegion> = ["US", "PR", "VI", "GU", "AS", "MP", "CA"]
+
+// Separators people type inside a number; anything else (letters, "ext", "#") is refused.
+const SEPARATORS = /[\s\-().]/g
+// Toll-free (8NN with a repeated digit: 800, 822 … 888) and personal-communications (5NN) area codes.
+const NON_GEOGRAPHIC = /^(?:8(?:00|22|33|44|55|66|77|88)|5(?:00|22|33|44|66|77|88))$/
+
+const refuse = (reason: string) => Effect.fail(new InvalidPhone({ reason }))
+
+/**
+ * Parses what a user typed into a callable NANP number of an allowed region, or fails with
+ * {@link InvalidPhone}. `+1` alone is not "US or Canada": the number must parse, with full metadata,
+ * to an allowed region and pass the NANP rules (area code and exchange `[2-9]XX`, no N11, no 555-01XX,
+ * no premium 900, toll-free or personal numbers, no extension).
+ */
+export const parsePhone = (input: string, regions: ReadonlyArray<PhoneRegion> = defaultPhoneRegions) => {
+  const compact = input.replace(SEPARATORS, "")
+  if (!/^\+1\d{10}$/.test(compact)) return refuse("expected +1 followed by 10 digits")
+  const area = compact.slice(2, 5)
+  const exchange = compact.slice(5, 8)
+  const line = compact.slice(8)
+  if (!/^[2-9]/.test(area) || !/^[2-9]/.test(exchange)) return refuse("area code and exchange start with 2-9")
+  if (area.endsWith("11") || exchange.endsWith("11")) return refuse("N11 codes are service numbers")
+  if (exchange === "555" && line.startsWith("01")) return refuse("555-01XX numbers are fictional")
+  if (area === "900" || NON_GEOGRAPHIC.test(area)) return refuse("premium, toll-free and personal numbers are refused")
+  const parsed = parsePhoneNumberFromString(compact)
+  if (parsed === undefined || !parsed.isValid()) return refuse("not an assigned NANP number")
+  const type = parsed.getType()
+  if (type === "TOLL_FREE" || type === "PREMIUM_RATE" || type === "PERSONAL_NUMBER" || type === "SHARED_COST") {
+    return refuse("premium, toll-free and personal numbers are refused")
+  }
+  const country = parsed.country
+  if (country === undefined || !regions.some((region) => region === country)) {
+    return refuse("only numbers of the United States and Canada are accepted")
+  }
+  return Effect.succeed(PhoneE164.make(compact))
+}
+
+/** A phone number masked to its last four digits, for logs. */
+export const maskPhone = (phone: string): string => `***${phone.slice(-4)}`

@@ -1,0 +1,68 @@
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { SigningKeys } from "../auth/SigningKeys"
+import { routeWithBody, routeWithoutBody } from "../http/route"
+import { PhoneSignIn } from "./PhoneSignIn"
+
+/** Body of `POST /functions/v1/signInWithOTP` (SPEC §4.1). */
+export const SignInWithOtpRequest = Schema.Struct({
+  phone: Schema.String.check(Schema.isMaxLength(32, { message: "Expected at most 32 characters" }))
+})
+
+/** Body of `POST /functions/v1/verifyOTP` (SPEC §4.2). The code is a string: a JSON number would lose leading zeros. */
+export const VerifyOtpRequest = Schema.Struct({
+  phone: SignInWithOtpRequest.fields.phone,
+  token: Schema.String.check(Schema.isPattern(/^[0-9]{6}$/, { message: "Expected a string of 6 digits" }))
+})
+
+/** Answer of `POST /functions/v1/signInWithOTP`. */
+export const SignInWithOtpResponse = Schema.Struct({
+  sent: Schema.Literal(true),
+  expires_in: Schema.Int,
+  resend_after: Schema.Int
+})
+
+/** Answer of `POST /functions/v1/verifyOTP`. */
+export const VerifyOtpResponse = Schema.Struct({
+  access_token: Schema.String,
+  token_type: Schema.Literal("bearer"),
+  expires_in: Schema.Int,
+  expires_at: Schema.Int,
+  user: Schema.Struct({ id: Schema.String, phone: Schema.String })
+})
+
+/** The phone sign-in endpoints and the JWKS that verifies the tokens they issue. */
+export const otpRoutes = [
+  routeWithBody("POST", "/functions/v1/signInWithOTP", SignInWithOtpRequest, (body, context) =>
+    Effect.gen(function* () {
+      const signIn = yield* PhoneSignIn
+      const sent = yield* signIn.sendCode(body.phone, context.clientIp)
+      const reply: typeof SignInWithOtpResponse.Type = {
+        sent: true,
+        expires_in: sent.expiresIn,
+        resend_after: sent.resendAfter
+      }
+      return { status: 200, body: reply }
+    })
+  ),
+  routeWithBody("POST", "/functions/v1/verifyOTP", VerifyOtpRequest, (body) =>
+    Effect.gen(function* () {
+      const signIn = yield* PhoneSignIn
+      const session = yield* signIn.verifyCode(body.phone, body.token)
+      const reply: typeof VerifyOtpResponse.Type = {
+        access_token: session.accessToken,
+        token_type: "bearer",
+        expires_in: session.expiresIn,
+        expires_at: session.expiresAt,
+        user: { id: session.user.id, phone: session.user.phone }
+      }
+      return { status: 200, body: reply }
+    })
+  ),
+  routeWithoutBody("GET", "/functions/v1/.well-known/jwks.json", () =>
+    Effect.gen(function* () {
+      const keys = yield* SigningKeys
+      return { status: 200, body: keys.jwks, headers: { "cache-control": "public, max-age=300" } }
+    })
+  )
+]
