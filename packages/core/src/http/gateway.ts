@@ -39,7 +39,10 @@ const parseBody = (route: Route<never> | Route<unknown>, request: GatewayRequest
     if (declared > limit || (request.rawBody?.byteLength ?? 0) > limit) {
       return Effect.fail(new PayloadTooLarge({ limit }))
     }
-    const hasBody = request.body !== undefined || (request.rawBody?.byteLength ?? 0) > 0
+    // A host parser may hand over `{}` for a request that had no body at all (RFC 9112 §6.3: a body is
+    // framed by Content-Length or Transfer-Encoding), so a parsed body counts only when one was framed.
+    const framed = request.headers["transfer-encoding"] !== undefined || declared > 0
+    const hasBody = request.rawBody === undefined ? request.body !== undefined && framed : request.rawBody.byteLength > 0
     if (!hasBody) return Effect.fail(new BodyRequired())
     const media = mediaType(request.headers["content-type"])
     const accepted = route.accepts.find((candidate) => candidate === media)

@@ -17,7 +17,7 @@ export interface OtpPolicyOptions {
   /** Regions whose numbers are accepted; default US, its NANP territories and Canada. */
   readonly regions?: ReadonlyArray<PhoneRegion>
   /**
-   * Test numbers with fixed codes (`{"+15005550006": "123456"}`), for app developers to sign in without
+   * Test numbers with fixed codes (`{"+15005550006": "123456"}`; area code and exchange `[2-9]XX`), for app developers to sign in without
    * SMS. Off by default; never configure it in production. No SMS is sent to these numbers.
    */
   readonly testPhones?: Readonly<Record<string, string>>
@@ -53,7 +53,9 @@ const positive = (name: string, value: number, max = Number.MAX_SAFE_INTEGER): n
 export const resolveOtpPolicy = (options: OtpPolicyOptions): OtpPolicyValues => {
   const testPhones = options.testPhones ?? {}
   for (const [phone, code] of Object.entries(testPhones)) {
-    if (!/^\+1\d{10}$/.test(phone)) throw new RangeError(`otp.testPhones: ${phone} is not +1 and 10 digits`)
+    if (!/^\+1[2-9]\d{2}[2-9]\d{6}$/.test(phone)) {
+      throw new RangeError(`otp.testPhones: ${phone} is not an E.164 NANP number such as +15005550006`)
+    }
     if (!/^\d{6}$/.test(code)) throw new RangeError(`otp.testPhones: the code of ${phone} is not 6 digits`)
   }
   return {

@@ -1,0 +1,385 @@
+import * as Layer from "effect/Layer"
+import type { Gateway } from "../http/contract"
+import { SmsSender } from "../otp/SmsSender"
+import { embeddedPorts, makeGateway } from "../walletgate"
+
+/** A request of the conformance table, as a client sends it over the wire. */
+export interface ConformanceRequest {
+  readonly method: string
+  /** Path and query, below the mount point. */
+  readonly path: string
+  readonly headers?: Readonly<Record<string, string>>
+  /** The raw body: text, or bytes for non-UTF-8 cases. */
+  readonly body?: string | Uint8Array<ArrayBuffer>
+}
+
+/** A response as a target received it (header names lower-case). */
+export interface ConformanceResponse {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string | undefined>>
+  readonly body: string
+}
+
+/** One row of the table: the request, any requests that must precede it, and the exact answer expected. */
+export interface ConformanceCase {
+  readonly name: string
+  /** Sent first, in order, each expected to succeed (2xx). */
+  readonly before?: ReadonlyArray<ConformanceRequest>
+  readonly request: ConformanceRequest
+  readonly expect: {
+    readonly status: number
+    /** The media type, without parameters. */
+    readonly contentType: string
+    /** Headers that must be present with exactly these values (or matching these patterns). */
+    readonly headers?: Readonly<Record<string, string | RegExp>>
+    /** The exact JSON body. */
+    readonly body?: unknown
+    /** For bodies with unpredictable parts (tokens): returns what is wrong, empty when all is right. */
+    readonly check?: (body: unknown) => ReadonlyArray<string>
+  }
+}
+
+/** The body limit of {@link makeConformanceGateway}: small, so the 413 case stays small. */
+export const CONFORMANCE_BODY_LIMIT = 2048
+
+const json = (value: unknown) => JSON.stringify(value)
+const post = (path: string, body: unknown, headers: Record<string, string> = {}): ConformanceRequest => ({
+  method: "POST",
+  path,
+  headers: { "content-type": "application/json", ...headers },
+  body: typeof body === "string" ? body : json(body)
+})
+const SIGN_IN = "/functions/v1/signInWithOTP"
+const VERIFY = "/functions/v1/verifyOTP"
+const problem = (status: number, code: string, title: string, detail: string, extra: Record<string, unknown> = {}) => ({
+  type: `urn:walletgate:problem:${code}`,
+  title,
+  status,
+  detail,
+  code,
+  ...extra
+})
+/** Test phones of the conformance gateway: one per case that needs state, so cases never interfere. */
+const testPhone = (n: number) => `+1500555${String(n).padStart(4, "0")}`
+const TEST_CODE = "246810"
+
+/**
+ * A gateway on the embedded defaults with the settings the table assumes: test phones
+ * `+15005550001`… with code `246810`, and a body limit of {@link CONFORMANCE_BODY_LIMIT}.
+ */
+export const makeConformanceGateway = (): Gateway =>
+  makeGateway({
+    ports: Layer.mergeAll(
+      embeddedPorts({
+        otp: { testPhones: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [testPhone(i + 1), TEST_CODE])) }
+      }),
+      SmsSender.console(() => undefined)
+    ),
+    bodyLimit: CONFORMANCE_BODY_LIMIT,
+    loggers: []
+  })
+
+const PROBLEM = "application/problem+json"
+const JSON_TYPE = "application/json"
+
+/**
+ * The conformance table: every adapter, run against {@link makeConformanceGateway}, must answer each
+ * request exactly so. Later endpoints add their rows here.
+ */
+export const conformanceCases: ReadonlyArray<ConformanceCase> = [
+  {
+    name: "unknown path is 404 not_found",
+    request: { method: "GET", path: "/nope" },
+    expect: { status: 404, contentType: PROBLEM, body: problem(404, "not_found", "Not found", "No such endpoint.") }
+  },
+  {
+    name: "a trailing slash is another path",
+    request: post(`${SIGN_IN}/`, { phone: testPhone(1) }),
+    expect: { status: 404, contentType: PROBLEM, body: problem(404, "not_found", "Not found", "No such endpoint.") }
+  },
+  {
+    name: "wrong method is 405 with Allow",
+    request: { method: "GET", path: VERIFY },
+    expect: {
+      status: 405,
+      contentType: PROBLEM,
+      headers: { allow: "POST" },
+      body: problem(405, "method_not_allowed", "Method not allowed", "This endpoint accepts POST.")
+    }
+  },
+  {
+    name: "a missing body is 400 body_required",
+    request: { method: "POST", path: SIGN_IN, headers: { "content-type": "application/json" } },
+    expect: {
+      status: 400,
+      contentType: PROBLEM,
+      body: problem(400, "body_required", "Body required", "This endpoint needs a JSON body.")
+    }
+  },
+  {
+    name: "a body that is not JSON is 415",
+    request: { method: "POST", path: SIGN_IN, headers: { "content-type": "text/plain" }, body: "phone=+1" },
+    expect: {
+      status: 415,
+      contentType: PROBLEM,
+      body: problem(415, "unsupported_media_type", "Unsupported media type", "Send the body as application/json.")
+    }
+  },
+  {
+    name: "malformed JSON is 400 invalid_json",
+    request: post(SIGN_IN, '{"phone": "+1'),
+    expect: {
+      status: 400,
+      contentType: PROBLEM,
+      body: problem(400, "invalid_json", "Malformed JSON", "The body is not valid UTF-8 JSON.")
+    }
+  },
+  {
+    name: "a body that is not UTF-8 is 400 invalid_json",
+    request: { ...post(SIGN_IN, ""), body: new Uint8Array([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]) },
+    expect: {
+      status: 400,
+      contentType: PROBLEM,
+      body: problem(400, "invalid_json", "Malformed JSON", "The body is not valid UTF-8 JSON.")
+    }
+  },
+  {
+    name: "a body over the limit is 413",
+    request: post(SIGN_IN, { phone: testPhone(1), padding: "x".repeat(CONFORMANCE_BODY_LIMIT) }),
+    expect: {
+      status: 413,
+      contentType: PROBLEM,
+      body: problem(413, "payload_too_large", "Payload too large", `The body may be at most ${CONFORMANCE_BODY_LIMIT} bytes.`)
+    }
+  },
+  {
+    name: "schema failures list every field",
+    request: post(VERIFY, { token: 123456 }),
+    expect: {
+      status: 400,
+      contentType: PROBLEM,
+      body: problem(400, "invalid_request", "Invalid request", "2 fields are invalid.", {
+        errors: [
+          { path: "/phone", message: "Required" },
+          { path: "/token", message: "Expected a string" }
+        ]
+      })
+    }
+  },
+  {
+    name: "a code that is not 6 digits is refused by the schema",
+    request: post(VERIFY, { phone: testPhone(1), token: "12345" }),
+    expect: {
+      status: 400,
+      contentType: PROBLEM,
+      body: problem(400, "invalid_request", "Invalid request", "1 field is invalid.", {
+        errors: [{ path: "/token", message: "Expected a string of 6 digits" }]
+      })
+    }
+  },
+  {
+    name: "a JSON array is not the expected object",
+    request: post(SIGN_IN, [1, 2]),
+    expect: {
+      status: 400,
+      contentType: PROBLEM,
+      body: problem(400, "invalid_request", "Invalid request", "1 field is invalid.", {
+        errors: [{ path: "", message: "Expected an object" }]
+      })
+    }
+  },
+  {
+    name: "a non-NANP number is 400 invalid_phone",
+    request: post(SIGN_IN, { phone: "+44 20 7946 0958" }),
+    expect: {
+      status: 400,
+      contentType: PROBLEM,
+      body: problem(
+        400,
+        "invalid_phone",
+        "Invalid phone number",
+        "Use a US or Canadian number with the +1 prefix: expected +1 followed by 10 digits."
+      )
+    }
+  },
+  {
+    name: "a Jamaican +1 number is 400 invalid_phone",
+    request: post(SIGN_IN, { phone: "+1 876 555 1234" }),
+    expect: {
+      status: 400,
+      contentType: PROBLEM,
+      body: problem(
+        400,
+        "invalid_phone",
+        "Invalid phone number",
+        "Use a US or Canadian number with the +1 prefix: only numbers of the United States and Canada are accepted."
+      )
+    }
+  },
+  {
+    name: "signInWithOTP answers sent, expiry and resend wait",
+    request: post(SIGN_IN, { phone: testPhone(2) }, { "content-type": "application/json; charset=utf-8" }),
+    expect: {
+      status: 200,
+      contentType: JSON_TYPE,
+      headers: { "cache-control": "no-store", "x-content-type-options": "nosniff" },
+      body: { sent: true, expires_in: 300, resend_after: 60 }
+    }
+  },
+  {
+    name: "a resend within the interval is 429 with Retry-After",
+    before: [post(SIGN_IN, { phone: testPhone(3) })],
+    request: post(SIGN_IN, { phone: testPhone(3) }),
+    expect: {
+      status: 429,
+      contentType: PROBLEM,
+      headers: { "retry-after": /^(59|60)$/ },
+      check: (body) => {
+        const code = (body as { code?: unknown }).code
+        return code === "rate_limited" ? [] : [`code is ${String(code)}`]
+      }
+    }
+  },
+  {
+    name: "a wrong code is 401 otp_invalid",
+    before: [post(SIGN_IN, { phone: testPhone(4) })],
+    request: post(VERIFY, { phone: testPhone(4), token: "000000" }),
+    expect: {
+      status: 401,
+      contentType: PROBLEM,
+      body: problem(401, "otp_invalid", "Invalid code", "The code is wrong, expired or already used. Request a new one.")
+    }
+  },
+  {
+    name: "a code never requested is 401 otp_invalid",
+    request: post(VERIFY, { phone: testPhone(5), token: TEST_CODE }),
+    expect: {
+      status: 401,
+      contentType: PROBLEM,
+      body: problem(401, "otp_invalid", "Invalid code", "The code is wrong, expired or already used. Request a new one.")
+    }
+  },
+  {
+    name: "verifyOTP exchanges the code for a bearer JWT and the user",
+    before: [post(SIGN_IN, { phone: testPhone(6) })],
+    request: post(VERIFY, { phone: testPhone(6), token: TEST_CODE }),
+    expect: {
+      status: 200,
+      contentType: JSON_TYPE,
+      headers: { "cache-control": "no-store" },
+      check: (body) => {
+        const b = body as Record<string, unknown>
+        const user = b.user as Record<string, unknown> | undefined
+        const problems: Array<string> = []
+        if (typeof b.access_token !== "string" || b.access_token.split(".").length !== 3) problems.push("access_token")
+        if (b.token_type !== "bearer") problems.push("token_type")
+        if (b.expires_in !== 3600) problems.push("expires_in")
+        if (typeof b.expires_at !== "number") problems.push("expires_at")
+        if (user?.phone !== testPhone(6)) problems.push("user.phone")
+        if (typeof user?.id !== "string" || !/^[0-9a-f-]{36}$/.test(user.id)) problems.push("user.id")
+        return problems
+      }
+    }
+  },
+  {
+    name: "the JWKS publishes the signing key",
+    request: { method: "GET", path: "/functions/v1/.well-known/jwks.json" },
+    expect: {
+      status: 200,
+      contentType: JSON_TYPE,
+      headers: { "cache-control": "public, max-age=300" },
+      check: (body) => {
+        const keys = (body as { keys?: Array<Record<string, unknown>> }).keys
+        const key = keys?.[0]
+        return keys?.length === 1 && key?.alg === "EdDSA" && typeof key.kid === "string" && key.d === undefined
+          ? []
+          : ["keys"]
+      }
+    }
+  },
+  {
+    name: "a sane x-request-id is echoed",
+    request: { method: "GET", path: "/nope", headers: { "x-request-id": "req-42.abc" } },
+    expect: { status: 404, contentType: PROBLEM, headers: { "x-request-id": "req-42.abc" } }
+  },
+  {
+    name: "an unsafe x-request-id is replaced",
+    request: { method: "GET", path: "/nope", headers: { "x-request-id": "<script>" } },
+    expect: { status: 404, contentType: PROBLEM, headers: { "x-request-id": /^[0-9a-f-]{36}$/ } }
+  }
+]
+
+const canonical = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(canonical)
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([key, inner]) => [key, canonical(inner)])
+    )
+  }
+  return value
+}
+
+/** Compares a response with a case's expectation; returns every difference (empty when it conforms). */
+export const checkConformance = (testCase: ConformanceCase, response: ConformanceResponse): ReadonlyArray<string> => {
+  const problems: Array<string> = []
+  const { expect } = testCase
+  if (response.status !== expect.status) problems.push(`status ${response.status}, expected ${expect.status}`)
+  const media = (response.headers["content-type"] ?? "").split(";")[0]?.trim()
+  if (media !== expect.contentType) problems.push(`content-type ${media}, expected ${expect.contentType}`)
+  if (response.headers["x-request-id"] === undefined) problems.push("no x-request-id")
+  if (response.headers["x-content-type-options"] !== "nosniff") problems.push("no x-content-type-options: nosniff")
+  for (const [name, wanted] of Object.entries(expect.headers ?? {})) {
+    const actual = response.headers[name]
+    const ok = typeof wanted === "string" ? actual === wanted : actual !== undefined && wanted.test(actual)
+    if (!ok) problems.push(`header ${name}: ${actual}, expected ${String(wanted)}`)
+  }
+  let body: unknown
+  try {
+    body = JSON.parse(response.body)
+  } catch {
+    problems.push("body is not JSON")
+    return problems
+  }
+  if (expect.body !== undefined && JSON.stringify(canonical(body)) !== JSON.stringify(canonical(expect.body))) {
+    problems.push(`body ${response.body}, expected ${JSON.stringify(expect.body)}`)
+  }
+  if (expect.check !== undefined) problems.push(...expect.check(body).map((p) => `body: ${p}`))
+  return problems
+}
+
+/**
+ * Runs the whole table through `send` (one target: an adapter on a real server, a Lambda handler, …)
+ * and returns the differences per case name. A target conforms when every list is empty.
+ */
+export const runConformance = async (
+  send: (request: ConformanceRequest) => Promise<ConformanceResponse>
+): Promise<Record<string, ReadonlyArray<string>>> => {
+  const results: Record<string, ReadonlyArray<string>> = {}
+  for (const testCase of conformanceCases) {
+    const setup: Array<string> = []
+    for (const request of testCase.before ?? []) {
+      const response = await send(request)
+      if (response.status < 200 || response.status > 299) setup.push(`setup ${request.path} answered ${response.status}`)
+    }
+    results[testCase.name] = [...setup, ...checkConformance(testCase, await send(testCase.request))]
+  }
+  return results
+}
+
+/** Sends a conformance request to an HTTP server with `fetch` and collects the response. */
+export const sendOverHttp =
+  (baseUrl: string) =>
+  async (request: ConformanceRequest): Promise<ConformanceResponse> => {
+    const response = await fetch(`${baseUrl}${request.path}`, {
+      method: request.method,
+      headers: request.headers ?? {},
+      ...(request.body === undefined ? {} : { body: request.body })
+    })
+    const headers: Record<string, string> = {}
+    response.headers.forEach((value, name) => {
+      headers[name] = value
+    })
+    return { status: response.status, headers, body: await response.text() }
+  }

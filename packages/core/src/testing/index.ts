@@ -1,0 +1,2 @@
+export * from "./conformance"
+export * from "./SmsOutbox"
