@@ -1,6 +1,6 @@
 import solc from "solc"
 import { type Address, decodeErrorResult, type Hex, isHex, parseAbi, parseEther, zeroHash } from "viem"
-import { privateKeyToAccount, generatePrivateKey } from "viem/accounts"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { disperseArtifact, testTokenArtifact, walletFactoryArtifact } from "../../src/chain/artifacts.ts"
 import { deployTestToken, predictAccountAddress } from "../../src/chain/contracts.ts"
@@ -33,7 +33,9 @@ const quirkyTokenAbi = parseAbi([
 
 interface SolcOutput {
   readonly errors?: ReadonlyArray<{ readonly severity: string; readonly formattedMessage: string }>
-  readonly contracts: Readonly<Record<string, Readonly<Record<string, { readonly evm: { bytecode: { object: string } } }>>>>
+  readonly contracts: Readonly<
+    Record<string, Readonly<Record<string, { readonly evm: { bytecode: { object: string } } }>>>
+  >
 }
 
 const compileQuirkyTokens = (): Readonly<Record<"NoReturnToken" | "FalseToken", Hex>> => {

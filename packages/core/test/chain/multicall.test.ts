@@ -57,7 +57,8 @@ describe("Multicall", () => {
       allowFailure: false,
       contracts: [
         ...tokens.map(
-          (token) => ({ address: token, abi: testTokenArtifact.abi, functionName: "balanceOf", args: [holder] }) as const
+          (token) =>
+            ({ address: token, abi: testTokenArtifact.abi, functionName: "balanceOf", args: [holder] }) as const
         ),
         {
           address: local.contracts.multicall,

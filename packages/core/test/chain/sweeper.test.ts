@@ -15,7 +15,12 @@ const taker = devAccount(3)
 
 const ethBalance = (address: Address) => local.publicClient.getBalance({ address })
 const tokenBalance = (address: Address) =>
-  local.publicClient.readContract({ address: token, abi: testTokenArtifact.abi, functionName: "balanceOf", args: [address] })
+  local.publicClient.readContract({
+    address: token,
+    abi: testTokenArtifact.abi,
+    functionName: "balanceOf",
+    args: [address]
+  })
 
 const setRate = async (rate: bigint) =>
   local.receipt(

@@ -41,7 +41,12 @@ const transferToken = (to: Address, amount: bigint): BatchCall => ({
 
 const ethBalance = (address: Address) => local.publicClient.getBalance({ address })
 const tokenBalance = (address: Address) =>
-  local.publicClient.readContract({ address: token, abi: testTokenArtifact.abi, functionName: "balanceOf", args: [address] })
+  local.publicClient.readContract({
+    address: token,
+    abi: testTokenArtifact.abi,
+    functionName: "balanceOf",
+    args: [address]
+  })
 const accountNonce = (account: Address) =>
   local.publicClient.readContract({ address: account, abi: walletAccountArtifact.abi, functionName: "nonce" })
 
@@ -110,9 +115,17 @@ describe("WalletFactory and WalletAccount", () => {
     const receipt = await local.receipt(hash)
 
     expect(receipt.status).toBe("success")
-    const [created] = parseEventLogs({ abi: walletFactoryArtifact.abi, eventName: "AccountCreated", logs: receipt.logs })
+    const [created] = parseEventLogs({
+      abi: walletFactoryArtifact.abi,
+      eventName: "AccountCreated",
+      logs: receipt.logs
+    })
     expect(created?.args.account).toBe(account)
-    const [executed] = parseEventLogs({ abi: walletAccountArtifact.abi, eventName: "BatchExecuted", logs: receipt.logs })
+    const [executed] = parseEventLogs({
+      abi: walletAccountArtifact.abi,
+      eventName: "BatchExecuted",
+      logs: receipt.logs
+    })
     expect(executed?.address.toLowerCase()).toBe(account.toLowerCase())
     expect(executed?.args.nonce).toBe(0n)
     expect(await ethBalance(ethRecipient)).toBe(parseEther("0.25"))
@@ -309,7 +322,12 @@ describe("WalletFactory and WalletAccount", () => {
     })
 
     it("a signature for another account of the same owner", async () => {
-      const other = await predictAccountAddress(local.publicClient, local.contracts.walletFactory, owner.address, zeroHash)
+      const other = await predictAccountAddress(
+        local.publicClient,
+        local.contracts.walletFactory,
+        owner.address,
+        zeroHash
+      )
       const signature = await signBatch(owner, { ...batch, account: other })
       expect((await revertOf(simulateExecute(batch, signature))).errorName).toBe("InvalidSignature")
     })
@@ -363,9 +381,9 @@ describe("WalletFactory and WalletAccount", () => {
     await local.receipt(await local.relayer.writeContract(first.request))
     const second = await create()
     expect(second.result).toBe(first.result)
-    expect(await predictAccountAddress(local.publicClient, local.contracts.walletFactory, owner.address, zeroHash)).toBe(
-      first.result
-    )
+    expect(
+      await predictAccountAddress(local.publicClient, local.contracts.walletFactory, owner.address, zeroHash)
+    ).toBe(first.result)
 
     const initialize = (address: Address) =>
       local.publicClient.simulateContract({
