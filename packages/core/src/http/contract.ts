@@ -38,7 +38,10 @@ export interface GatewayResponse {
  * `limit + 1` bytes long, which the core answers with 413. Adapters use it so that no adapter ever
  * buffers more than the limit.
  */
-export const readBodyWithin = async (source: AsyncIterable<Uint8Array | string>, limit: number): Promise<Uint8Array> => {
+export const readBodyWithin = async (
+  source: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>,
+  limit: number
+): Promise<Uint8Array> => {
   const chunks: Array<Uint8Array> = []
   let size = 0
   for await (const chunk of source) {

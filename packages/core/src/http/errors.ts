@@ -1,7 +1,7 @@
 import * as Schema from "effect/Schema"
-import { TokenRejected } from "../auth/errors"
-import { InvalidPhone, OtpInvalid, RateLimited, SmsDeliveryFailed } from "../otp/errors"
-import { StoreUnavailable } from "../state/errors"
+import type { TokenRejected } from "../auth/errors"
+import type { InvalidPhone, OtpInvalid, RateLimited, SmsDeliveryFailed } from "../otp/errors"
+import type { StoreUnavailable } from "../state/errors"
 
 /** No route has this path. Answered 404 `not_found`. */
 export class RouteNotFound extends Schema.TaggedError<RouteNotFound>()("RouteNotFound", {}) {}

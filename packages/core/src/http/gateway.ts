@@ -31,7 +31,8 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 const utf8 = new TextDecoder("utf-8", { fatal: true })
 
 /** The media type of a `content-type` value, lower-cased and without parameters. */
-const mediaType = (contentType: string | undefined): string => (contentType ?? "").split(";")[0]?.trim().toLowerCase() ?? ""
+const mediaType = (contentType: string | undefined): string =>
+  (contentType ?? "").split(";")[0]?.trim().toLowerCase() ?? ""
 
 const parseBody = (route: Route<never> | Route<unknown>, request: GatewayRequest, limit: number) =>
   Effect.suspend((): Effect.Effect<unknown, GatewayError> => {
@@ -42,7 +43,8 @@ const parseBody = (route: Route<never> | Route<unknown>, request: GatewayRequest
     // A host parser may hand over `{}` for a request that had no body at all (RFC 9112 §6.3: a body is
     // framed by Content-Length or Transfer-Encoding), so a parsed body counts only when one was framed.
     const framed = request.headers["transfer-encoding"] !== undefined || declared > 0
-    const hasBody = request.rawBody === undefined ? request.body !== undefined && framed : request.rawBody.byteLength > 0
+    const hasBody =
+      request.rawBody === undefined ? request.body !== undefined && framed : request.rawBody.byteLength > 0
     if (!hasBody) return Effect.fail(new BodyRequired())
     const media = mediaType(request.headers["content-type"])
     const accepted = route.accepts.find((candidate) => candidate === media)

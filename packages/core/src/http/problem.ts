@@ -19,7 +19,9 @@ export interface ProblemDocument {
 export const problemType = (code: string): string => `urn:walletgate:problem:${code}`
 
 /** The answer to an error of the table. */
-export const problemFor = (error: GatewayError): { readonly document: ProblemDocument; readonly headers: Readonly<Record<string, string>> } => {
+export const problemFor = (
+  error: GatewayError
+): { readonly document: ProblemDocument; readonly headers: Readonly<Record<string, string>> } => {
   // The table is keyed by tag, so the entry matches the error's own type.
   const mapping = problemTable[error._tag] as ProblemMapping<GatewayError>
   const errors = mapping.errors?.(error)

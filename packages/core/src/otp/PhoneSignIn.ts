@@ -6,13 +6,13 @@ import * as Layer from "effect/Layer"
 import { SigningKeys } from "../auth/SigningKeys"
 import { USER_TOKEN_AUDIENCE, USER_TOKEN_TYPE } from "../auth/tokens"
 import { type User, UserId, UserStore } from "../auth/UserStore"
-import { SecureRandom, randomDigits, randomUuid } from "../random/SecureRandom"
+import { randomDigits, randomUuid, SecureRandom } from "../random/SecureRandom"
 import { RateLimiter } from "../ratelimit/RateLimiter"
 import type { StoreUnavailable } from "../state/errors"
 import { type InvalidPhone, OtpInvalid, RateLimited, type SmsDeliveryFailed } from "./errors"
-import { OtpPolicy } from "./policy"
 import { OtpStore } from "./OtpStore"
 import { maskPhone, PhoneE164, parsePhone } from "./phone"
+import { OtpPolicy } from "./policy"
 import { SmsSender } from "./SmsSender"
 
 /** What `sendCode` tells the caller. */
@@ -61,9 +61,7 @@ export class PhoneSignIn extends Context.Service<
       const users = yield* UserStore
       const keys = yield* SigningKeys
       const random = yield* SecureRandom
-      const secret =
-        policy.codeSecret ??
-        Buffer.from(yield* random.bytes(32)).toString("hex")
+      const secret = policy.codeSecret ?? Buffer.from(yield* random.bytes(32)).toString("hex")
       const withRandom = Effect.provideService(SecureRandom, random)
       const hashCode = (phone: PhoneE164, code: string) =>
         createHmac("sha256", secret).update(`${phone}:${code}`).digest("hex")
@@ -71,7 +69,9 @@ export class PhoneSignIn extends Context.Service<
       // Configured test numbers skip the NANP rules (they are often fictional 555 numbers) but nothing else.
       const toPhone = (input: string) => {
         const compact = input.replace(/[\s\-().]/g, "")
-        return compact in policy.testPhones ? Effect.succeed(PhoneE164.make(compact)) : parsePhone(input, policy.regions)
+        return compact in policy.testPhones
+          ? Effect.succeed(PhoneE164.make(compact))
+          : parsePhone(input, policy.regions)
       }
 
       const sendCode = Effect.fn("PhoneSignIn.sendCode")(function* (input: string, clientIp: string | undefined) {
@@ -82,7 +82,11 @@ export class PhoneSignIn extends Context.Service<
         const codeHash = hashCode(phone, code)
         const issued = yield* store.issue(
           phone,
-          { codeHash, expiresAt: now + policy.codeTtlSeconds * 1000, resendAt: now + policy.resendIntervalSeconds * 1000 },
+          {
+            codeHash,
+            expiresAt: now + policy.codeTtlSeconds * 1000,
+            resendAt: now + policy.resendIntervalSeconds * 1000
+          },
           now
         )
         if (issued._tag === "ResendTooSoon") return yield* rateLimited(issued.retryAfterMs)
@@ -100,14 +104,16 @@ export class PhoneSignIn extends Context.Service<
         if (testCode === undefined) {
           const text = policy.message(code, Math.ceil(policy.codeTtlSeconds / 60))
           // A failed SMS leaves no usable code and no resend wait behind.
-          yield* sms.send(phone, text).pipe(
-            Effect.tapError((error) =>
-              Effect.logWarning("walletgate: SMS delivery failed").pipe(
-                Effect.annotateLogs({ phone: maskPhone(phone), cause: error.cause }),
-                Effect.andThen(store.withdraw(phone, codeHash))
+          yield* sms
+            .send(phone, text)
+            .pipe(
+              Effect.tapError((error) =>
+                Effect.logWarning("walletgate: SMS delivery failed").pipe(
+                  Effect.annotateLogs({ phone: maskPhone(phone), cause: error.cause }),
+                  Effect.andThen(store.withdraw(phone, codeHash))
+                )
               )
             )
-          )
         }
         yield* Effect.logInfo("walletgate: sign-in code sent").pipe(Effect.annotateLogs({ phone: maskPhone(phone) }))
         return { expiresIn: policy.codeTtlSeconds, resendAfter: policy.resendIntervalSeconds }

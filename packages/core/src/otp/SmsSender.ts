@@ -22,7 +22,9 @@ export class SmsSender extends Context.Service<
   ): Layer.Layer<SmsSender> =>
     Layer.succeed(
       SmsSender,
-      SmsSender.of({ send: (to, body) => Effect.sync(() => write(`[walletgate sms outbox] to ${maskPhone(to)}: ${body}`)) })
+      SmsSender.of({
+        send: (to, body) => Effect.sync(() => write(`[walletgate sms outbox] to ${maskPhone(to)}: ${body}`))
+      })
     )
 
   /**
@@ -41,11 +43,17 @@ export class SmsSender extends Context.Service<
           const base = (config.apiBase ?? "https://api.twilio.com").replace(/\/+$/, "")
           const url = `${base}/2010-04-01/Accounts/${encodeURIComponent(config.accountSid)}/Messages.json`
           const credentials = Buffer.from(`${config.accountSid}:${config.authToken}`).toString("base64")
-          return postExpectingSuccess("twilio", url, config.timeout, {
-            authorization: `Basic ${credentials}`,
-            "content-type": "application/x-www-form-urlencoded",
-            accept: "application/json"
-          }, form.toString())
+          return postExpectingSuccess(
+            "twilio",
+            url,
+            config.timeout,
+            {
+              authorization: `Basic ${credentials}`,
+              "content-type": "application/x-www-form-urlencoded",
+              accept: "application/json"
+            },
+            form.toString()
+          )
         }
       })
     )

@@ -149,7 +149,12 @@ export const conformanceCases: ReadonlyArray<ConformanceCase> = [
     expect: {
       status: 413,
       contentType: PROBLEM,
-      body: problem(413, "payload_too_large", "Payload too large", `The body may be at most ${CONFORMANCE_BODY_LIMIT} bytes.`)
+      body: problem(
+        413,
+        "payload_too_large",
+        "Payload too large",
+        `The body may be at most ${CONFORMANCE_BODY_LIMIT} bytes.`
+      )
     }
   },
   {
@@ -247,7 +252,12 @@ export const conformanceCases: ReadonlyArray<ConformanceCase> = [
     expect: {
       status: 401,
       contentType: PROBLEM,
-      body: problem(401, "otp_invalid", "Invalid code", "The code is wrong, expired or already used. Request a new one.")
+      body: problem(
+        401,
+        "otp_invalid",
+        "Invalid code",
+        "The code is wrong, expired or already used. Request a new one."
+      )
     }
   },
   {
@@ -256,7 +266,12 @@ export const conformanceCases: ReadonlyArray<ConformanceCase> = [
     expect: {
       status: 401,
       contentType: PROBLEM,
-      body: problem(401, "otp_invalid", "Invalid code", "The code is wrong, expired or already used. Request a new one.")
+      body: problem(
+        401,
+        "otp_invalid",
+        "Invalid code",
+        "The code is wrong, expired or already used. Request a new one."
+      )
     }
   },
   {
@@ -361,7 +376,8 @@ export const runConformance = async (
     const setup: Array<string> = []
     for (const request of testCase.before ?? []) {
       const response = await send(request)
-      if (response.status < 200 || response.status > 299) setup.push(`setup ${request.path} answered ${response.status}`)
+      if (response.status < 200 || response.status > 299)
+        setup.push(`setup ${request.path} answered ${response.status}`)
     }
     results[testCase.name] = [...setup, ...checkConformance(testCase, await send(testCase.request))]
   }

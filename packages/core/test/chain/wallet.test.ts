@@ -83,7 +83,8 @@ const execute = async (batch: BatchToSign, signature: Hex) => {
 }
 
 beforeAll(async () => {
-  local = await startLocalChain()
+  // Not anvil's default chain id, so a contract that ignored the real chain id would be caught.
+  local = await startLocalChain({ chainId: 71_337 })
   token = await deployTestToken(local.relayer, local.publicClient, { name: "Test", symbol: "TST", decimals: 18 })
 })
 

@@ -1,6 +1,6 @@
-import { describe, expect, it } from "vitest"
 import { type Gateway, readBodyWithin } from "@walletgate/core"
 import { type ConformanceRequest, makeConformanceGateway, runConformance } from "@walletgate/core/testing"
+import { describe, expect, it } from "vitest"
 
 const bytes = (body: string | Uint8Array | undefined) =>
   body === undefined ? undefined : typeof body === "string" ? new TextEncoder().encode(body) : body

@@ -1,7 +1,7 @@
-import { Layer } from "effect"
-import { describe, expect, it } from "vitest"
 import { embeddedPorts, makeGateway, OtpPolicy, readBodyWithin, SigningKeys } from "@walletgate/core"
 import { SmsOutbox } from "@walletgate/core/testing"
+import { Layer } from "effect"
+import { describe, expect, it } from "vitest"
 
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) => ({
   method: "POST",
@@ -25,7 +25,11 @@ describe("makeGateway", () => {
     const gateway = makeGateway({
       ports: Layer.mergeAll(
         embeddedPorts(),
-        SigningKeys.fromPrivateKey({ issuer: "x", algorithm: "ES256", privateKey: "-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----" })
+        SigningKeys.fromPrivateKey({
+          issuer: "x",
+          algorithm: "ES256",
+          privateKey: "-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----"
+        })
       ),
       loggers: []
     })
@@ -39,14 +43,20 @@ describe("makeGateway", () => {
   })
 
   it("refuses out-of-range policies as soon as they are configured", () => {
-    expect(() => OtpPolicy.layer({ codeTtlSeconds: 601 })).toThrow(/codeTtlSeconds must be a whole number from 1 to 600/)
+    expect(() => OtpPolicy.layer({ codeTtlSeconds: 601 })).toThrow(
+      /codeTtlSeconds must be a whole number from 1 to 600/
+    )
     expect(() => makeGateway({ ports: embeddedPorts({ otp: { maxAttempts: 0 } }) })).toThrow(/maxAttempts/)
     expect(() => makeGateway({ bodyLimit: 0 })).toThrow(/bodyLimit/)
   })
 
   it("answers 413 from Content-Length alone, before reading a body", async () => {
     const gateway = makeGateway({ bodyLimit: 10, loggers: [] })
-    const response = await gateway.handle({ ...post("/functions/v1/signInWithOTP", {}), rawBody: new Uint8Array(), headers: { "content-type": "application/json", "content-length": "11" } })
+    const response = await gateway.handle({
+      ...post("/functions/v1/signInWithOTP", {}),
+      rawBody: new Uint8Array(),
+      headers: { "content-type": "application/json", "content-length": "11" }
+    })
     expect(response.status).toBe(413)
     await gateway.dispose()
   })

@@ -1,7 +1,4 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Layer } from "effect"
-import { TestClock } from "effect/testing"
-import { decodeJwt } from "jose"
 import {
   OtpPolicy,
   type OtpPolicyOptions,
@@ -13,6 +10,9 @@ import {
   UserStore
 } from "@walletgate/core"
 import { SmsOutbox } from "@walletgate/core/testing"
+import { Effect, Exit, Layer } from "effect"
+import { TestClock } from "effect/testing"
+import { decodeJwt } from "jose"
 
 const PHONE = "+14155552671"
 const OTHER = "+14169671111"
@@ -36,7 +36,9 @@ const setup = (otp: OtpPolicyOptions = {}) => {
 }
 
 const failureTag = <A, E extends { readonly _tag: string }>(exit: Exit.Exit<A, E>): string | undefined =>
-  Exit.isFailure(exit) ? exit.cause.reasons.map((reason) => (reason._tag === "Fail" ? reason.error._tag : reason._tag))[0] : undefined
+  Exit.isFailure(exit)
+    ? exit.cause.reasons.map((reason) => (reason._tag === "Fail" ? reason.error._tag : reason._tag))[0]
+    : undefined
 
 /** Sends a code and reads it from the outbox. */
 const sendAndRead = (phone: string, ip = "192.0.2.1") =>
@@ -56,7 +58,7 @@ describe("PhoneSignIn", () => {
       const signIn = yield* PhoneSignIn
       const sent = yield* signIn.sendCode("+1 (415) 555-2671", "192.0.2.1")
       assert.deepStrictEqual(sent, { expiresIn: 300, resendAfter: 60 })
-        assert.strictEqual(outbox.messages.length, 1)
+      assert.strictEqual(outbox.messages.length, 1)
       assert.strictEqual(outbox.messages[0]?.to, PHONE)
       const code = outbox.latestCode(PHONE) as string
       assert.match(code, /^\d{6}$/)
@@ -68,7 +70,8 @@ describe("PhoneSignIn", () => {
       assert.strictEqual(claims.aud, "walletgate:user")
       assert.strictEqual(claims.iss, "test")
       assert.strictEqual(claims.exp, session.expiresAt)
-    }).pipe(Effect.provide(setup())))
+    }).pipe(Effect.provide(setup()))
+  )
 
   it.effect("keeps one user id per phone forever", () =>
     Effect.gen(function* () {
@@ -79,7 +82,8 @@ describe("PhoneSignIn", () => {
       assert.strictEqual(first.user.id, second.user.id)
       const other = yield* signIn.verifyCode(OTHER, yield* sendAndRead(OTHER))
       assert.notStrictEqual(other.user.id, first.user.id)
-    }).pipe(Effect.provide(setup())))
+    }).pipe(Effect.provide(setup()))
+  )
 
   it.effect("a code is single-use", () =>
     Effect.gen(function* () {
@@ -87,7 +91,8 @@ describe("PhoneSignIn", () => {
       const code = yield* sendAndRead(PHONE)
       yield* signIn.verifyCode(PHONE, code)
       assert.strictEqual(failureTag(yield* Effect.exit(signIn.verifyCode(PHONE, code))), "OtpInvalid")
-    }).pipe(Effect.provide(setup())))
+    }).pipe(Effect.provide(setup()))
+  )
 
   it.effect("a code expires after its lifetime", () =>
     Effect.gen(function* () {
@@ -95,7 +100,8 @@ describe("PhoneSignIn", () => {
       const code = yield* sendAndRead(PHONE)
       yield* TestClock.adjust("300 seconds")
       assert.strictEqual(failureTag(yield* Effect.exit(signIn.verifyCode(PHONE, code))), "OtpInvalid")
-    }).pipe(Effect.provide(setup())))
+    }).pipe(Effect.provide(setup()))
+  )
 
   it.effect("is still valid just before expiry", () =>
     Effect.gen(function* () {
@@ -104,7 +110,8 @@ describe("PhoneSignIn", () => {
       yield* TestClock.adjust("299 seconds")
       const session = yield* signIn.verifyCode(PHONE, code)
       assert.strictEqual(session.user.phone, PHONE)
-    }).pipe(Effect.provide(setup())))
+    }).pipe(Effect.provide(setup()))
+  )
 
   it.effect("five wrong tries void the code, even the right one afterwards", () =>
     Effect.gen(function* () {
@@ -114,7 +121,8 @@ describe("PhoneSignIn", () => {
         assert.strictEqual(failureTag(yield* Effect.exit(signIn.verifyCode(PHONE, wrong(code)))), "OtpInvalid")
       }
       assert.strictEqual(failureTag(yield* Effect.exit(signIn.verifyCode(PHONE, code))), "OtpInvalid")
-    }).pipe(Effect.provide(setup())))
+    }).pipe(Effect.provide(setup()))
+  )
 
   it.effect("four wrong tries still leave the right code usable", () =>
     Effect.gen(function* () {
@@ -123,7 +131,8 @@ describe("PhoneSignIn", () => {
       for (let i = 0; i < 4; i++) yield* Effect.exit(signIn.verifyCode(PHONE, wrong(code)))
       const session = yield* signIn.verifyCode(PHONE, code)
       assert.strictEqual(session.user.phone, PHONE)
-    }).pipe(Effect.provide(setup())))
+    }).pipe(Effect.provide(setup()))
+  )
 
   it.effect("a voided code still holds the resend interval", () =>
     Effect.gen(function* () {
@@ -131,7 +140,8 @@ describe("PhoneSignIn", () => {
       const code = yield* sendAndRead(PHONE)
       for (let i = 0; i < 5; i++) yield* Effect.exit(signIn.verifyCode(PHONE, wrong(code)))
       assert.strictEqual(failureTag(yield* Effect.exit(signIn.sendCode(PHONE, "192.0.2.1"))), "RateLimited")
-    }).pipe(Effect.provide(setup())))
+    }).pipe(Effect.provide(setup()))
+  )
 
   it.effect("refuses a resend within 60 s, with the seconds left; a resend voids the old code", () =>
     Effect.gen(function* () {
@@ -148,7 +158,8 @@ describe("PhoneSignIn", () => {
       }
       const session = yield* signIn.verifyCode(PHONE, second)
       assert.strictEqual(session.user.phone, PHONE)
-    }).pipe(Effect.provide(setup())))
+    }).pipe(Effect.provide(setup()))
+  )
 
   it.effect("caps sends per phone per hour", () =>
     Effect.gen(function* () {
@@ -161,7 +172,8 @@ describe("PhoneSignIn", () => {
       assert.strictEqual(refused._tag, "RateLimited")
       yield* TestClock.adjust("1 hour")
       yield* signIn.sendCode(PHONE, "192.0.2.9")
-    }).pipe(Effect.provide(setup({ sendsPerPhonePerHour: 3 }))))
+    }).pipe(Effect.provide(setup({ sendsPerPhonePerHour: 3 })))
+  )
 
   it.effect("caps sends per client IP per hour, across phones", () =>
     Effect.gen(function* () {
@@ -172,25 +184,28 @@ describe("PhoneSignIn", () => {
       assert.strictEqual(refused._tag, "RateLimited")
       // The refused send left no code and no resend wait for that phone.
       yield* signIn.sendCode("+12127363100", "198.51.100.8")
-    }).pipe(Effect.provide(setup({ sendsPerIpPerHour: 2 }))))
+    }).pipe(Effect.provide(setup({ sendsPerIpPerHour: 2 })))
+  )
 
   it.effect("a failed SMS leaves no usable code and no resend wait", () =>
     Effect.gen(function* () {
       const signIn = yield* PhoneSignIn
-        outbox.failNext(1)
+      outbox.failNext(1)
       const failed = yield* Effect.flip(signIn.sendCode(PHONE, "192.0.2.1"))
       assert.strictEqual(failed._tag, "SmsDeliveryFailed")
       const code = yield* sendAndRead(PHONE)
       const session = yield* signIn.verifyCode(PHONE, code)
       assert.strictEqual(session.user.phone, PHONE)
-    }).pipe(Effect.provide(setup())))
+    }).pipe(Effect.provide(setup()))
+  )
 
   it.effect("refuses invalid phones on both steps", () =>
     Effect.gen(function* () {
       const signIn = yield* PhoneSignIn
       assert.strictEqual(failureTag(yield* Effect.exit(signIn.sendCode("+44 20 7946 0958", undefined))), "InvalidPhone")
       assert.strictEqual(failureTag(yield* Effect.exit(signIn.verifyCode("+1 911 555 1234", "123456"))), "InvalidPhone")
-    }).pipe(Effect.provide(setup())))
+    }).pipe(Effect.provide(setup()))
+  )
 
   it.effect("answers an unknown phone exactly like a known one", () =>
     Effect.gen(function* () {
@@ -203,22 +218,24 @@ describe("PhoneSignIn", () => {
       const knownWrong = yield* Effect.flip(signIn.verifyCode(PHONE, "000000"))
       const unknownWrong = yield* Effect.flip(signIn.verifyCode("+12127363100", "000000"))
       assert.deepStrictEqual(knownWrong, unknownWrong)
-    }).pipe(Effect.provide(setup())))
+    }).pipe(Effect.provide(setup()))
+  )
 
   it.effect("test phones use their fixed code and send no SMS", () =>
     Effect.gen(function* () {
       const signIn = yield* PhoneSignIn
-        yield* signIn.sendCode("+1 500 555 0006", "192.0.2.1")
+      yield* signIn.sendCode("+1 500 555 0006", "192.0.2.1")
       assert.strictEqual(outbox.messages.length, 0)
       assert.strictEqual(failureTag(yield* Effect.exit(signIn.verifyCode("+15005550006", "000000"))), "OtpInvalid")
       const session = yield* signIn.verifyCode("+15005550006", "424242")
       assert.strictEqual(session.user.phone, "+15005550006")
-    }).pipe(Effect.provide(setup({ testPhones: { "+15005550006": "424242" } }))))
+    }).pipe(Effect.provide(setup({ testPhones: { "+15005550006": "424242" } })))
+  )
 
   it.effect("codes come from the injected random source", () =>
     Effect.gen(function* () {
       const signIn = yield* PhoneSignIn
-        yield* signIn.sendCode(PHONE, "192.0.2.1")
+      yield* signIn.sendCode(PHONE, "192.0.2.1")
       // 0x0001E240 = 123456
       assert.strictEqual(outbox.latestCode(PHONE), "123456")
     }).pipe(
@@ -232,10 +249,17 @@ describe("PhoneSignIn", () => {
               RateLimiter.memory,
               SigningKeys.ephemeral({ issuer: "test" }),
               outbox.layer,
-              Layer.succeed(SecureRandom, SecureRandom.of({ bytes: (n) => Effect.succeed(new Uint8Array([0, 1, 0xe2, 0x40, ...new Array(Math.max(0, n - 4)).fill(7)])) }))
+              Layer.succeed(
+                SecureRandom,
+                SecureRandom.of({
+                  bytes: (n) =>
+                    Effect.succeed(new Uint8Array([0, 1, 0xe2, 0x40, ...new Array(Math.max(0, n - 4)).fill(7)]))
+                })
+              )
             )
           )
         )
       )
-    ))
+    )
+  )
 })

@@ -1,9 +1,9 @@
 import { createHmac } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Effect, Exit, Layer } from "effect"
-import { afterEach, describe, expect, it } from "vitest"
 import { type PhoneE164, SmsSender } from "@walletgate/core"
+import { Effect, Exit, type Layer } from "effect"
+import { afterEach, describe, expect, it } from "vitest"
 
 interface Received {
   readonly method: string | undefined
@@ -70,7 +70,9 @@ describe("SmsSender.twilio", () => {
 
   it("posts To, Body and From with Basic auth, as Twilio expects", async () => {
     const twilio = await serve(twilioLike)
-    const exit = await send(SmsSender.twilio({ accountSid: "AC123", authToken: "secret-token", from: "+15005550006", apiBase: twilio.url }))
+    const exit = await send(
+      SmsSender.twilio({ accountSid: "AC123", authToken: "secret-token", from: "+15005550006", apiBase: twilio.url })
+    )
     expect(Exit.isSuccess(exit)).toBe(true)
     const form = new URLSearchParams(twilio.received[0]?.body)
     expect(Object.fromEntries(form)).toEqual({ To: "+14155552671", Body: "Your code is 123456", From: "+15005550006" })
@@ -78,7 +80,14 @@ describe("SmsSender.twilio", () => {
 
   it("uses MessagingServiceSid for an MG sender", async () => {
     const twilio = await serve(twilioLike)
-    const exit = await send(SmsSender.twilio({ accountSid: "AC123", authToken: "secret-token", from: "MG9752274e9e519418a7406176694466fa", apiBase: `${twilio.url}/` }))
+    const exit = await send(
+      SmsSender.twilio({
+        accountSid: "AC123",
+        authToken: "secret-token",
+        from: "MG9752274e9e519418a7406176694466fa",
+        apiBase: `${twilio.url}/`
+      })
+    )
     expect(Exit.isSuccess(exit)).toBe(true)
     const form = new URLSearchParams(twilio.received[0]?.body)
     expect(form.get("MessagingServiceSid")).toBe("MG9752274e9e519418a7406176694466fa")
@@ -87,20 +96,32 @@ describe("SmsSender.twilio", () => {
 
   it("fails with the status, never the message text, when Twilio refuses", async () => {
     const twilio = await serve(twilioLike)
-    const exit = await send(SmsSender.twilio({ accountSid: "AC123", authToken: "wrong", from: "+15005550006", apiBase: twilio.url }))
+    const exit = await send(
+      SmsSender.twilio({ accountSid: "AC123", authToken: "wrong", from: "+15005550006", apiBase: twilio.url })
+    )
     expect(failureCause(exit)).toBe("twilio answered HTTP 400")
   })
 
   it("fails promptly when Twilio does not answer", async () => {
     const silent = await serve(() => undefined)
     const started = Date.now()
-    const exit = await send(SmsSender.twilio({ accountSid: "AC123", authToken: "t", from: "+15005550006", apiBase: silent.url, timeout: "200 millis" }))
+    const exit = await send(
+      SmsSender.twilio({
+        accountSid: "AC123",
+        authToken: "t",
+        from: "+15005550006",
+        apiBase: silent.url,
+        timeout: "200 millis"
+      })
+    )
     expect(failureCause(exit)).toBe("twilio did not answer in time")
     expect(Date.now() - started).toBeLessThan(5000)
   })
 
   it("fails when Twilio is unreachable", async () => {
-    const exit = await send(SmsSender.twilio({ accountSid: "AC123", authToken: "t", from: "+15005550006", apiBase: "http://127.0.0.1:9" }))
+    const exit = await send(
+      SmsSender.twilio({ accountSid: "AC123", authToken: "t", from: "+15005550006", apiBase: "http://127.0.0.1:9" })
+    )
     expect(failureCause(exit)).toMatch(/^twilio unreachable/)
   })
 })
@@ -116,7 +137,9 @@ describe("SmsSender.webhook", () => {
     const request = hook.received[0]
     expect(request?.url).toBe("/sms")
     expect(JSON.parse(request?.body ?? "")).toEqual({ to: "+14155552671", body: "Your code is 123456" })
-    const expected = createHmac("sha256", "shh").update(request?.body ?? "").digest("hex")
+    const expected = createHmac("sha256", "shh")
+      .update(request?.body ?? "")
+      .digest("hex")
     expect(request?.headers["x-walletgate-signature"]).toBe(`sha256=${expected}`)
   })
 

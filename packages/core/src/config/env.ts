@@ -1,0 +1,55 @@
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import { SmsSender } from "../otp/SmsSender"
+
+/**
+ * The SMS sender named by the environment (the one place that reads it):
+ * `WALLETGATE_SMS=console|twilio|webhook` (default `console`); for `twilio`: `TWILIO_ACCOUNT_SID`,
+ * `TWILIO_AUTH_TOKEN`, `TWILIO_FROM` (number or `MG…` sid), optional `TWILIO_API_BASE`; for `webhook`:
+ * `WALLETGATE_SMS_WEBHOOK_URL`, optional `WALLETGATE_SMS_WEBHOOK_SECRET`. A missing or invalid variable
+ * fails the layer with a `ConfigError` naming it.
+ */
+export const smsSenderFromEnv: Layer.Layer<SmsSender, Config.ConfigError> = Layer.unwrap(
+  Effect.gen(function* () {
+    const kind = yield* Config.Literals(["console", "twilio", "webhook"], "WALLETGATE_SMS").pipe(
+      Config.withDefault("console" as const)
+    )
+    switch (kind) {
+      case "console":
+        return SmsSender.console()
+      case "twilio": {
+        const accountSid = yield* Config.NonEmptyString("TWILIO_ACCOUNT_SID")
+        const authToken = yield* Config.Redacted("TWILIO_AUTH_TOKEN")
+        const from = yield* Config.NonEmptyString("TWILIO_FROM")
+        const apiBase = yield* Config.option(Config.URL("TWILIO_API_BASE"))
+        return SmsSender.twilio({
+          accountSid,
+          authToken: Redacted.value(authToken),
+          from,
+          ...Option.match(apiBase, { onNone: () => ({}), onSome: (url) => ({ apiBase: url.href }) })
+        })
+      }
+      case "webhook": {
+        const url = yield* Config.URL("WALLETGATE_SMS_WEBHOOK_URL")
+        const secret = yield* Config.option(Config.Redacted("WALLETGATE_SMS_WEBHOOK_SECRET"))
+        return SmsSender.webhook({
+          url: url.href,
+          ...Option.match(secret, { onNone: () => ({}), onSome: (value) => ({ secret: Redacted.value(value) }) })
+        })
+      }
+    }
+  })
+)
+
+/** The TCP port to listen on: `PORT`, default 3000 (0 picks a free one). */
+export const portFromEnv: Config.Config<number> = Config.schema(
+  Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 0, maximum: 65_535 })),
+  "PORT"
+).pipe(Config.withDefault(3000))
+
+/** The interface to listen on: `HOST`, default `127.0.0.1` (set `0.0.0.0` to accept other machines). */
+export const hostFromEnv: Config.Config<string> = Config.NonEmptyString("HOST").pipe(Config.withDefault("127.0.0.1"))
