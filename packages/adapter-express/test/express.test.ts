@@ -1,11 +1,17 @@
 import type { AddressInfo } from "node:net"
+import { embeddedPorts, type Gateway, makeGateway } from "@walletgate/core"
+import {
+  conformanceCases,
+  makeConformanceGateway,
+  runConformance,
+  SmsOutbox,
+  sendOverHttp
+} from "@walletgate/core/testing"
+import { walletgate } from "@walletgate/express"
 import { Layer, Logger } from "effect"
 import express from "express"
 import { createRemoteJWKSet, jwtVerify } from "jose"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { embeddedPorts, type Gateway, makeGateway } from "@walletgate/core"
-import { conformanceCases, makeConformanceGateway, runConformance, SmsOutbox, sendOverHttp } from "@walletgate/core/testing"
-import { walletgate } from "@walletgate/express"
 
 const listen = async (app: express.Express) => {
   const server = app.listen(0, "127.0.0.1")
@@ -18,7 +24,11 @@ const listen = async (app: express.Express) => {
 }
 
 const postJson = (url: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) })
+  fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body)
+  })
 
 describe("conformance: Express", () => {
   const targets = {
@@ -144,8 +154,16 @@ describe("client IP", () => {
     const server = await listen(app)
     try {
       // Two phones, two forwarded addresses: only a trusted proxy makes them two clients.
-      const first = await postJson(`${server.url}/functions/v1/signInWithOTP`, { phone: "+14155552671" }, { "x-forwarded-for": "203.0.113.1" })
-      const second = await postJson(`${server.url}/functions/v1/signInWithOTP`, { phone: "+14169671111" }, { "x-forwarded-for": "203.0.113.2" })
+      const first = await postJson(
+        `${server.url}/functions/v1/signInWithOTP`,
+        { phone: "+14155552671" },
+        { "x-forwarded-for": "203.0.113.1" }
+      )
+      const second = await postJson(
+        `${server.url}/functions/v1/signInWithOTP`,
+        { phone: "+14169671111" },
+        { "x-forwarded-for": "203.0.113.2" }
+      )
       return [first.status, second.status]
     } finally {
       await server.close()

@@ -93,9 +93,15 @@ export class SigningKeys extends Context.Service<
             : importJWK(privateKey, algorithm, { extractable: true })
         )
         if (key instanceof Uint8Array) return yield* Effect.die(new TypeError("a symmetric key cannot sign"))
-        const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...publicJwk } = yield* Effect.promise(() =>
-          exportJWK(key)
-        )
+        const {
+          d: _d,
+          p: _p,
+          q: _q,
+          dp: _dp,
+          dq: _dq,
+          qi: _qi,
+          ...publicJwk
+        } = yield* Effect.promise(() => exportJWK(key))
         return yield* makeSigningKeys(options.issuer, algorithm, key, publicJwk)
       })
     )
