@@ -153,10 +153,7 @@ const attemptStart = async (binary: string, chainId: number, deadline: number): 
   return { ok: false, error: `anvil on port ${port} did not answer in time: ${stderr.trim()}`, retry: false }
 }
 
-/**
- * Starts a local anvil node on 127.0.0.1 and a free port, with ten funded dev accounts derived from
- * {@link anvilMnemonic}, and resolves once it answers `eth_chainId`. Call `stop()` when done.
- */
+/** Starts anvil on 127.0.0.1 and a free port (dev accounts from {@link anvilMnemonic}) once it answers; `stop()` it. */
 export const startAnvil = async (options: AnvilOptions = {}): Promise<AnvilInstance> => {
   const chainId = options.chainId ?? defaultChainId
   const deadline = Date.now() + (options.startupTimeoutMs ?? defaultStartupTimeoutMs)

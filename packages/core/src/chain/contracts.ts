@@ -1,17 +1,16 @@
-import type {
-  Account,
-  Address,
-  Chain,
-  Hash,
-  Hex,
-  LocalAccount,
-  PublicClient,
-  TransactionReceipt,
-  Transport,
-  TypedDataDefinition,
-  WalletClient
+import {
+  type Account,
+  type Address,
+  type Chain,
+  getAddress,
+  type Hash,
+  type Hex,
+  type LocalAccount,
+  type PublicClient,
+  type Transport,
+  type TypedDataDefinition,
+  type WalletClient
 } from "viem"
-import { getAddress } from "viem"
 import {
   disperseArtifact,
   multicallArtifact,
@@ -19,7 +18,7 @@ import {
   testTokenArtifact,
   walletAccountArtifact,
   walletFactoryArtifact
-} from "./artifacts.ts"
+} from "./artifacts"
 
 /** A wallet client that can send: it has an account and a chain. */
 export type DeployerClient = WalletClient<Transport, Chain, Account>
@@ -96,16 +95,10 @@ export const batchTypedData = (batch: BatchToSign): TypedDataDefinition<typeof b
 export const signBatch = (owner: LocalAccount, batch: BatchToSign): Promise<Hex> =>
   owner.signTypedData(batchTypedData(batch))
 
-/** Waits for `hash` to be mined and fails unless it succeeded. */
-const confirmed = async (publicClient: ReaderClient, hash: Hash, what: string): Promise<TransactionReceipt> => {
-  const receipt = await publicClient.waitForTransactionReceipt({ hash })
-  if (receipt.status !== "success") throw new Error(`${what}: transaction ${hash} reverted`)
-  return receipt
-}
-
 /** Waits for a contract creation and returns the new contract's address, checksummed (receipts give it in lower case). */
 const deployed = async (publicClient: ReaderClient, hash: Hash, what: string): Promise<Address> => {
-  const { contractAddress } = await confirmed(publicClient, hash, `deploying ${what}`)
+  const { status, contractAddress } = await publicClient.waitForTransactionReceipt({ hash })
+  if (status !== "success") throw new Error(`deploying ${what}: transaction ${hash} reverted`)
   if (contractAddress === null || contractAddress === undefined) throw new Error(`deploying ${what}: no address`)
   return getAddress(contractAddress)
 }
@@ -138,7 +131,11 @@ export const deployContracts = async (
     }),
     "Sweeper"
   )
-  const multicall = await deployed(publicClient, await walletClient.deployContract({ ...multicallArtifact }), "Multicall")
+  const multicall = await deployed(
+    publicClient,
+    await walletClient.deployContract({ ...multicallArtifact }),
+    "Multicall"
+  )
   return { walletAccountImplementation, walletFactory, disperse, sweeper: sweeperAddress, multicall }
 }
 

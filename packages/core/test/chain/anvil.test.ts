@@ -1,8 +1,8 @@
 import { execFileSync } from "node:child_process"
 import { createPublicClient, http, parseEther } from "viem"
 import { describe, expect, it } from "vitest"
-import { type AnvilInstance, startAnvil } from "../../src/chain/anvil.ts"
-import { devAccount } from "./fixture.ts"
+import { type AnvilInstance, startAnvil } from "../../src/chain/anvil"
+import { devAccount } from "./fixture"
 
 /** The anvil processes this test process has started and not reaped (Linux `ps`). */
 const anvilChildren = (): Array<string> =>

@@ -2,9 +2,9 @@ import solc from "solc"
 import { type Address, decodeErrorResult, type Hex, isHex, parseAbi, parseEther, zeroHash } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { disperseArtifact, testTokenArtifact, walletFactoryArtifact } from "../../src/chain/artifacts.ts"
-import { deployTestToken, predictAccountAddress } from "../../src/chain/contracts.ts"
-import { devAccount, freshAddress, type LocalChain, revertOf, startLocalChain } from "./fixture.ts"
+import { disperseArtifact, testTokenArtifact, walletFactoryArtifact } from "../../src/chain/artifacts"
+import { deployTestToken, predictAccountAddress } from "../../src/chain/contracts"
+import { devAccount, freshAddress, type LocalChain, revertOf, startLocalChain } from "./fixture"
 
 /**
  * Tokens that break the ERC-20 rules in the two ways deployed tokens do, to test Disperse's safe transfers: one whose

@@ -14,14 +14,14 @@ import {
 } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
 import { foundry } from "viem/chains"
-import { type AnvilInstance, anvilMnemonic, startAnvil } from "../../src/chain/anvil.ts"
+import { type AnvilInstance, anvilMnemonic, startAnvil } from "../../src/chain/anvil"
 import {
   type ChainContracts,
   type DeployerClient,
   deployContracts,
   type ReaderClient,
   type SweeperParameters
-} from "../../src/chain/contracts.ts"
+} from "../../src/chain/contracts"
 
 /** Anvil's funded dev account number `index` (0 to 9). */
 export const devAccount = (index: number): LocalAccount => mnemonicToAccount(anvilMnemonic, { addressIndex: index })

@@ -1,7 +1,7 @@
 import { type Address, createPublicClient, getAddress, http, parseEther } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { multicallArtifact, testTokenArtifact } from "../../src/chain/artifacts.ts"
-import { freshAddress, type LocalChain, startLocalChain } from "./fixture.ts"
+import { multicallArtifact, testTokenArtifact } from "../../src/chain/artifacts"
+import { freshAddress, type LocalChain, startLocalChain } from "./fixture"
 
 let local: LocalChain
 const holder = freshAddress()

@@ -1,9 +1,9 @@
 import { type Address, parseEther, parseEventLogs, toFunctionSelector } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { sweeperArtifact, testTokenArtifact } from "../../src/chain/artifacts.ts"
-import { deployTestToken } from "../../src/chain/contracts.ts"
-import { devAccount, freshAddress, type LocalChain, revertOf, startLocalChain } from "./fixture.ts"
+import { sweeperArtifact, testTokenArtifact } from "../../src/chain/artifacts"
+import { deployTestToken } from "../../src/chain/contracts"
+import { devAccount, freshAddress, type LocalChain, revertOf, startLocalChain } from "./fixture"
 
 let local: LocalChain
 let token: Address

@@ -16,7 +16,7 @@ import {
 } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { testTokenArtifact, walletAccountArtifact, walletFactoryArtifact } from "../../src/chain/artifacts.ts"
+import { testTokenArtifact, walletAccountArtifact, walletFactoryArtifact } from "../../src/chain/artifacts"
 import {
   type BatchCall,
   type BatchToSign,
@@ -24,8 +24,8 @@ import {
   deployTestToken,
   predictAccountAddress,
   signBatch
-} from "../../src/chain/contracts.ts"
-import { devAccount, freshAddress, type LocalChain, revertOf, startLocalChain } from "./fixture.ts"
+} from "../../src/chain/contracts"
+import { devAccount, freshAddress, type LocalChain, revertOf, startLocalChain } from "./fixture"
 
 /** The order n of the secp256k1 group. */
 const secp256k1N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
