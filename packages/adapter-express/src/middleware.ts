@@ -1,7 +1,5 @@
-import { type Gateway, type GatewayRequest, readBodyWithin } from "@walletgate/core"
+import { type Gateway, type GatewayRequest, methodTakesBody, readBodyWithin } from "@walletgate/core"
 import type { NextFunction, Request, RequestHandler, Response } from "express"
-
-const BODYLESS = new Set(["GET", "HEAD", "DELETE", "OPTIONS"])
 
 /**
  * Express middleware that answers every request it sees with `gateway`. Mount it at the root or
@@ -37,6 +35,6 @@ const toGatewayRequest = async (req: Request, bodyLimit: number): Promise<Gatewa
   }
   // A body parser of the host already consumed the stream: take what it parsed.
   if (req.body !== undefined) return { ...base, body: req.body }
-  if (BODYLESS.has(req.method) || req.readableEnded) return base
+  if (!methodTakesBody(req.method) || req.readableEnded) return base
   return { ...base, rawBody: await readBodyWithin(req, bodyLimit) }
 }

@@ -33,6 +33,11 @@ export interface GatewayResponse {
   readonly body: string
 }
 
+const BODYLESS_METHODS = new Set(["GET", "HEAD", "DELETE", "OPTIONS"])
+
+/** Whether an adapter should read a body for this method (GET, HEAD, DELETE and OPTIONS carry none here). */
+export const methodTakesBody = (method: string): boolean => !BODYLESS_METHODS.has(method.toUpperCase())
+
 /**
  * Reads a body stream into bytes, stopping as soon as it exceeds `limit`: the result is then
  * `limit + 1` bytes long, which the core answers with 413. Adapters use it so that no adapter ever

@@ -1,0 +1,1 @@
+export { type KoaContext, type KoaMiddleware, type KoaOptions, walletgate } from "./middleware"

@@ -1,0 +1,251 @@
+import { once } from "node:events"
+import type { Server } from "node:http"
+import { walletgate } from "@walletgate/koa"
+import Koa from "koa"
+import { afterEach, describe, expect, it } from "vitest"
+import { type Echo, type EchoGateway, echoGateway } from "./fixtures/echo-gateway"
+
+const servers: Array<Server> = []
+
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections()
+    server.close()
+    await once(server, "close")
+  }
+})
+
+/** Starts `app` on 127.0.0.1 and a free port; the server is closed after the test. */
+const serve = async (app: Koa): Promise<string> => {
+  const server = app.listen(0, "127.0.0.1")
+  servers.push(server)
+  await once(server, "listening")
+  const address = server.address()
+  if (address === null || typeof address === "string") throw new Error("expected a TCP address")
+  return `http://127.0.0.1:${address.port}`
+}
+
+/** The one request the gateway received. */
+const only = (gateway: EchoGateway) => {
+  expect(gateway.received).toHaveLength(1)
+  const [request] = gateway.received
+  if (request === undefined) throw new Error("unreachable: the length was checked")
+  return request
+}
+
+/** A stand-in for a host body parser (koa-bodyparser and @koa/bodyparser leave the same fields). */
+const hostBodyParser =
+  (keepRaw: boolean): Koa.Middleware =>
+  async (ctx, next) => {
+    const chunks: Array<Buffer> = []
+    for await (const chunk of ctx.req) chunks.push(chunk)
+    const text = Buffer.concat(chunks).toString("utf8")
+    Object.assign(ctx.request, { body: JSON.parse(text), ...(keepRaw ? { rawBody: text } : {}) })
+    await next()
+  }
+
+describe("walletgate (Koa)", () => {
+  it("passes method, percent-encoded path, query and lower-case headers through", async () => {
+    const gateway = echoGateway()
+    const app = new Koa()
+    app.use(walletgate(gateway))
+    const url = await serve(app)
+
+    const response = await fetch(`${url}/v1/a%20b/%C3%A9?x=1&x=2&e=%C3%A9&plus=a+b`, {
+      headers: { "X-Custom": "one", accept: "application/json" }
+    })
+
+    const request = only(gateway)
+    expect(request.method).toBe("GET")
+    expect(request.path).toBe("/v1/a%20b/%C3%A9")
+    expect(request.query.getAll("x")).toEqual(["1", "2"])
+    expect(request.query.get("e")).toBe("é")
+    expect(request.query.get("plus")).toBe("a b")
+    expect(request.headers["x-custom"]).toBe("one")
+    expect(request.headers.accept).toBe("application/json")
+    expect(request.body).toBeUndefined()
+    expect(request.rawBody).toBeUndefined()
+    const echo = (await response.json()) as Echo
+    expect(echo.path).toBe("/v1/a%20b/%C3%A9")
+    expect(echo.query).toEqual([
+      ["x", "1"],
+      ["x", "2"],
+      ["e", "é"],
+      ["plus", "a b"]
+    ])
+  })
+
+  it("writes status, headers and body back exactly as the core gave them", async () => {
+    const gateway = echoGateway()
+    gateway.respondWith({
+      status: 418,
+      headers: { "content-type": "application/problem+json", "x-request-id": "req-1", "cache-control": "no-store" },
+      body: '{"code":"teapot"}'
+    })
+    const app = new Koa()
+    app.use(walletgate(gateway))
+    const url = await serve(app)
+
+    const response = await fetch(`${url}/anything`)
+
+    expect(response.status).toBe(418)
+    expect(response.headers.get("content-type")).toBe("application/problem+json")
+    expect(response.headers.get("x-request-id")).toBe("req-1")
+    expect(response.headers.get("cache-control")).toBe("no-store")
+    expect(response.headers.get("content-length")).toBe("17")
+    expect(await response.text()).toBe('{"code":"teapot"}')
+  })
+
+  it("adds no content-type of its own to an empty answer", async () => {
+    const gateway = echoGateway()
+    gateway.respondWith({ status: 200, headers: { "x-request-id": "req-2" }, body: "" })
+    const app = new Koa()
+    app.use(walletgate(gateway))
+    const url = await serve(app)
+
+    const response = await fetch(`${url}/empty`)
+
+    expect(response.status).toBe(200)
+    expect(response.headers.get("content-type")).toBeNull()
+    expect(await response.text()).toBe("")
+  })
+
+  it("answers below its prefix, with the prefix stripped, and leaves everything else to the host", async () => {
+    const gateway = echoGateway()
+    const app = new Koa()
+    app.use(walletgate(gateway, { prefix: "/wallet/" }))
+    app.use((ctx) => {
+      ctx.body = `host ${ctx.path}`
+    })
+    const url = await serve(app)
+
+    const paths = async (...targets: Array<string>) => {
+      const bodies = await Promise.all(targets.map(async (target) => (await fetch(`${url}${target}`)).text()))
+      return bodies.map((body) => (body.startsWith("host") ? body : (JSON.parse(body) as Echo).path))
+    }
+
+    expect(await paths("/wallet/v1/kernel/tx?x=1", "/wallet", "/wallet/", "/walletx", "/other")).toEqual([
+      "/v1/kernel/tx",
+      "/",
+      "/",
+      "host /walletx",
+      "host /other"
+    ])
+    expect(gateway.received.map((request) => request.query.get("x"))).toContain("1")
+    expect(gateway.received).toHaveLength(3)
+  })
+
+  it("answers below a mount point that rewrote ctx.path, as koa-mount does", async () => {
+    const gateway = echoGateway()
+    const inner = walletgate(gateway)
+    const app = new Koa()
+    // What koa-mount does around the middleware it mounts at "/mounted".
+    app.use(async (ctx, next) => {
+      const original = ctx.path
+      ctx.path = original.slice("/mounted".length) || "/"
+      await inner(ctx, next)
+      ctx.path = original
+    })
+    const url = await serve(app)
+
+    await fetch(`${url}/mounted/v1/x?y=1`)
+
+    const request = only(gateway)
+    expect(request.path).toBe("/v1/x")
+    expect(request.query.get("y")).toBe("1")
+  })
+
+  it("refuses a prefix that does not start with a slash", () => {
+    expect(() => walletgate(echoGateway(), { prefix: "wallet" })).toThrow(TypeError)
+  })
+
+  it("reads the body itself, as the bytes the client sent, when no body parser ran", async () => {
+    const gateway = echoGateway()
+    const app = new Koa()
+    app.use(walletgate(gateway))
+    const url = await serve(app)
+    const sent = '{ "phone":"+12025550123",\n  "note": "é ✓" }'
+
+    await fetch(`${url}/v1/x`, { method: "POST", headers: { "content-type": "application/json" }, body: sent })
+
+    const request = only(gateway)
+    expect(request.body).toBeUndefined()
+    expect(request.rawBody).toEqual(new TextEncoder().encode(sent))
+    expect(request.headers["content-type"]).toBe("application/json")
+  })
+
+  it("passes no body for an empty one", async () => {
+    const gateway = echoGateway()
+    const app = new Koa()
+    app.use(walletgate(gateway))
+    const url = await serve(app)
+
+    await fetch(`${url}/v1/x`, { method: "POST", body: "" })
+
+    expect(only(gateway).rawBody).toBeUndefined()
+  })
+
+  it("takes the body a host body parser left", async () => {
+    const gateway = echoGateway()
+    const app = new Koa()
+    app.use(hostBodyParser(false))
+    app.use(walletgate(gateway))
+    const url = await serve(app)
+
+    await fetch(`${url}/v1/x`, { method: "POST", body: '{"a":[1,2]}' })
+
+    const request = only(gateway)
+    expect(request.body).toEqual({ a: [1, 2] })
+    expect(request.rawBody).toBeUndefined()
+  })
+
+  it("prefers the raw text a host body parser kept over what it parsed", async () => {
+    const gateway = echoGateway()
+    const app = new Koa()
+    app.use(hostBodyParser(true))
+    app.use(walletgate(gateway))
+    const url = await serve(app)
+    const sent = '{"amount": 1.10, "to": "0xabc"}'
+
+    await fetch(`${url}/v1/x`, { method: "POST", body: sent })
+
+    const request = only(gateway)
+    expect(request.body).toBeUndefined()
+    expect(request.rawBody).toEqual(new TextEncoder().encode(sent))
+  })
+
+  it("gives the core limit + 1 bytes of an oversized body, and the answer still reaches the client", async () => {
+    const gateway = echoGateway(16)
+    gateway.respondWith({ status: 413, headers: { "content-type": "application/problem+json" }, body: "{}" })
+    const app = new Koa()
+    app.use(walletgate(gateway))
+    const url = await serve(app)
+
+    const response = await fetch(`${url}/v1/x`, { method: "POST", body: "x".repeat(200_000) })
+
+    expect(response.status).toBe(413)
+    expect(only(gateway).rawBody).toEqual(new TextEncoder().encode("x".repeat(17)))
+  })
+
+  it("passes the socket's address, not X-Forwarded-For, when app.proxy is off", async () => {
+    const gateway = echoGateway()
+    const app = new Koa()
+    app.use(walletgate(gateway))
+    const url = await serve(app)
+
+    await fetch(`${url}/ip`, { headers: { "x-forwarded-for": "203.0.113.7" } })
+
+    expect(only(gateway).remoteAddress).toBe("127.0.0.1")
+  })
+
+  it("passes X-Forwarded-For's client when app.proxy is on", async () => {
+    const gateway = echoGateway()
+    const app = new Koa({ proxy: true })
+    app.use(walletgate(gateway))
+    const url = await serve(app)
+
+    await fetch(`${url}/ip`, { headers: { "x-forwarded-for": "203.0.113.7" } })
+
+    expect(only(gateway).remoteAddress).toBe("203.0.113.7")
+  })
+})
