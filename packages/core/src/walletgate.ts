@@ -1,9 +1,19 @@
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
+import { AppAuth, type AppAuthOptions } from "./auth/AppAuth"
+import type { App } from "./auth/apps"
+import { ClientStore } from "./auth/ClientStore"
+import { authRoutes } from "./auth/routes"
 import { SigningKeys } from "./auth/SigningKeys"
 import { UserStore } from "./auth/UserStore"
+import { BatchRelay, type BatchRelayOptions } from "./chain/BatchRelay"
+import { type NetworkConfig, Networks } from "./chain/networks"
 import type { Gateway } from "./http/contract"
 import { makeGatewayFromRoutes } from "./http/gateway"
+import { Kernel, type KernelOptions } from "./kernel/Kernel"
+import { KeyVault } from "./kernel/KeyVault"
+import { kernelRoutes } from "./kernel/routes"
 import { OtpStore } from "./otp/OtpStore"
 import { PhoneSignIn } from "./otp/PhoneSignIn"
 import { OtpPolicy, type OtpPolicyOptions } from "./otp/policy"
@@ -11,9 +21,25 @@ import { otpRoutes } from "./otp/routes"
 import { SmsSender } from "./otp/SmsSender"
 import { SecureRandom } from "./random/SecureRandom"
 import { RateLimiter } from "./ratelimit/RateLimiter"
+import { AccountLocks } from "./state/AccountLocks"
+import { IdempotencyStore } from "./state/IdempotencyStore"
+import { TransactionLog } from "./state/TransactionLog"
 
 /** Every port a gateway needs; provide them all in `makeGateway({ ports })`. */
-export type GatewayPorts = OtpPolicy | OtpStore | SmsSender | RateLimiter | UserStore | SigningKeys | SecureRandom
+export type GatewayPorts =
+  | OtpPolicy
+  | OtpStore
+  | SmsSender
+  | RateLimiter
+  | UserStore
+  | SigningKeys
+  | SecureRandom
+  | ClientStore
+  | Networks
+  | KeyVault
+  | TransactionLog
+  | AccountLocks
+  | IdempotencyStore
 
 /** Options of {@link embeddedPorts}. */
 export interface EmbeddedOptions {
@@ -21,7 +47,25 @@ export interface EmbeddedOptions {
   readonly issuer?: string
   /** Phone sign-in rules. */
   readonly otp?: OtpPolicyOptions
+  /** Registered apps (see `registerApp` to make credentials). */
+  readonly apps?: ReadonlyArray<App>
+  /** The networks served; none by default (every chain is then `unsupported_chain`). */
+  readonly networks?: ReadonlyArray<NetworkConfig>
+  /**
+   * The master secret wallet owner keys are derived from (`KeyVault.derived`), at least 32 bytes. Without
+   * it a random one is made at start: every wallet then changes on restart, which is only fit for tests.
+   */
+  readonly masterSecret?: string
 }
+
+const ephemeralVault = Layer.unwrap(
+  Effect.gen(function* () {
+    const random = yield* SecureRandom
+    const secret = Buffer.from(yield* random.bytes(32)).toString("hex")
+    yield* Effect.logWarning("walletgate: using an ephemeral wallet master secret; wallets change on restart")
+    return KeyVault.derived(secret)
+  })
+).pipe(Layer.provide(SecureRandom.crypto))
 
 /**
  * The embedded defaults: in-memory state, the console SMS outbox, an ephemeral signing key and the
@@ -36,7 +80,13 @@ export const embeddedPorts = (options: EmbeddedOptions = {}): Layer.Layer<Gatewa
     RateLimiter.memory,
     SigningKeys.ephemeral({ issuer: options.issuer ?? "walletgate" }),
     SmsSender.console(),
-    SecureRandom.crypto
+    SecureRandom.crypto,
+    ClientStore.memory(options.apps),
+    Networks.layer(options.networks ?? []),
+    options.masterSecret === undefined ? ephemeralVault : KeyVault.derived(options.masterSecret),
+    TransactionLog.memory,
+    AccountLocks.memory,
+    IdempotencyStore.memory
   )
 
 /** Options of {@link makeGateway}. */
@@ -47,15 +97,28 @@ export interface MakeGatewayOptions<E> {
   readonly bodyLimit?: number
   /** Where log lines go; default Effect's console logger. Log lines never hold codes, tokens or keys. */
   readonly loggers?: ReadonlyArray<Logger.Logger<unknown, unknown>>
+  /** Access-token lifetime and external JWKS timeout. */
+  readonly apps?: AppAuthOptions
+  /** Batch limits. */
+  readonly kernel?: KernelOptions
+  /** Signed-batch deadline and receipt wait. */
+  readonly relay?: BatchRelayOptions
 }
 
 /** Builds a walletgate from its ports: every endpoint, ready to be mounted by an adapter. */
 export const makeGateway = <E = never>(options: MakeGatewayOptions<E> = {}): Gateway => {
   const ports = options.ports ?? embeddedPorts()
-  const services = PhoneSignIn.layer.pipe(Layer.provideMerge(ports))
+  const appAuth = AppAuth.layer(options.apps)
+  const relay = BatchRelay.layer(options.relay)
+  const services = Layer.mergeAll(
+    PhoneSignIn.layer,
+    appAuth,
+    relay,
+    Kernel.layer(options.kernel).pipe(Layer.provide(Layer.merge(appAuth, relay)))
+  ).pipe(Layer.provideMerge(ports))
   const layer = options.loggers === undefined ? services : Layer.merge(services, Logger.layer(options.loggers))
   return makeGatewayFromRoutes({
-    routes: [...otpRoutes],
+    routes: [...otpRoutes, ...authRoutes, ...kernelRoutes],
     layer,
     ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit })
   })

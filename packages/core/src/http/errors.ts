@@ -1,7 +1,10 @@
 import * as Schema from "effect/Schema"
-import type { TokenRejected } from "../auth/errors"
+import type { Forbidden, IdentityProviderUnavailable, InvalidAuth, TokenRejected } from "../auth/errors"
+import type { ChainUnavailable } from "../chain/networks"
+import type { CallReverted, TxNotFound, UnsupportedChain } from "../kernel/errors"
 import type { InvalidPhone, OtpInvalid, RateLimited, SmsDeliveryFailed } from "../otp/errors"
 import type { StoreUnavailable } from "../state/errors"
+import type { IdempotencyInFlight, IdempotencyKeyReused } from "./idempotency"
 
 /** No route has this path. Answered 404 `not_found`. */
 export class RouteNotFound extends Schema.TaggedError<RouteNotFound>()("RouteNotFound", {}) {}
@@ -56,6 +59,15 @@ export type GatewayError =
   | SmsDeliveryFailed
   | StoreUnavailable
   | TokenRejected
+  | InvalidAuth
+  | Forbidden
+  | IdentityProviderUnavailable
+  | UnsupportedChain
+  | CallReverted
+  | TxNotFound
+  | ChainUnavailable
+  | IdempotencyKeyReused
+  | IdempotencyInFlight
 
 /** How one error is answered: status, stable code, title, and what else it may carry. */
 export interface ProblemMapping<E> {
@@ -65,6 +77,8 @@ export interface ProblemMapping<E> {
   readonly detail: (error: E) => string
   readonly headers?: (error: E) => Readonly<Record<string, string>>
   readonly errors?: (error: E) => ReadonlyArray<FieldProblem>
+  /** RFC 9457 extension members (e.g. the failing call of a reverted batch). */
+  readonly extensions?: (error: E) => Readonly<Record<string, string | number>>
 }
 
 type ProblemTable = { readonly [Tag in GatewayError["_tag"]]: ProblemMapping<Extract<GatewayError, { _tag: Tag }>> }
@@ -151,5 +165,59 @@ export const problemTable: ProblemTable = {
     title: "Invalid token",
     detail: () => "The token is invalid or expired.",
     headers: () => ({ "www-authenticate": 'Bearer error="invalid_token"' })
+  },
+  InvalidAuth: {
+    status: 401,
+    code: "invalid_auth",
+    title: "Invalid user authentication",
+    detail: (e) => `The auth token does not prove the user: ${e.reason}.`
+  },
+  Forbidden: { status: 403, code: "forbidden", title: "Forbidden", detail: (e) => `Not allowed: ${e.reason}.` },
+  IdentityProviderUnavailable: {
+    status: 503,
+    code: "identity_provider_unavailable",
+    title: "Identity provider unavailable",
+    detail: (e) => `The key set of the identity provider "${e.provider}" could not be fetched. Try again shortly.`,
+    headers: () => ({ "retry-after": "5" })
+  },
+  UnsupportedChain: {
+    status: 400,
+    code: "unsupported_chain",
+    title: "Unsupported chain",
+    detail: (e) => `This gateway does not serve the chain "${e.chain}".`
+  },
+  CallReverted: {
+    status: 422,
+    code: "call_reverted",
+    title: "Call would revert",
+    detail: (e) =>
+      e.index >= 0 ? `Call ${e.index} would revert: ${e.reason}.` : `The batch would revert: ${e.reason}.`,
+    extensions: (e) => ({ index: e.index, reason: e.reason })
+  },
+  TxNotFound: {
+    status: 404,
+    code: "tx_not_found",
+    title: "Transaction not found",
+    detail: () => "No such transaction."
+  },
+  ChainUnavailable: {
+    status: 503,
+    code: "upstream_unavailable",
+    title: "Chain node unavailable",
+    detail: (e) => `The node of "${e.network}" did not answer properly; nothing was sent. Try again shortly.`,
+    headers: () => ({ "retry-after": "5" })
+  },
+  IdempotencyKeyReused: {
+    status: 422,
+    code: "idempotency_key_reused",
+    title: "Idempotency key reused",
+    detail: () => "This Idempotency-Key was used with another request."
+  },
+  IdempotencyInFlight: {
+    status: 409,
+    code: "idempotency_in_flight",
+    title: "Request in progress",
+    detail: () => "The first request with this Idempotency-Key is still running. Retry shortly.",
+    headers: () => ({ "retry-after": "1" })
   }
 }

@@ -99,7 +99,11 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
     return answer(request, context).pipe(
       Effect.catch((error: GatewayError) => {
         const problem = problemFor(error)
-        return Effect.succeed(problemResponse(problem.document, problem.headers))
+        const response = problemResponse(problem.document, problem.headers)
+        // Outages are the operator's to see; error fields name what failed and never hold a secret.
+        return problem.document.status >= 500
+          ? Effect.logWarning(`walletgate: ${problem.document.code}`, error).pipe(Effect.as(response))
+          : Effect.succeed(response)
       }),
       Effect.catchCause((cause) =>
         Effect.logError("walletgate: unexpected failure", Cause.pretty(cause)).pipe(

@@ -13,6 +13,8 @@ export interface ProblemDocument {
   /** Stable, machine-readable; the same code always means the same thing. */
   readonly code: string
   readonly errors?: ReadonlyArray<FieldProblem>
+  /** Extension members of some problems (RFC 9457 §3.2). */
+  readonly [extension: string]: unknown
 }
 
 /** The `type` URI of a problem code. */
@@ -27,6 +29,7 @@ export const problemFor = (
   const errors = mapping.errors?.(error)
   return {
     document: {
+      ...mapping.extensions?.(error),
       type: problemType(mapping.code),
       title: mapping.title,
       status: mapping.status,

@@ -54,17 +54,26 @@ export const routeWithBody = <A, R>(
   handler: (body: A, context: RouteContext) => Effect.Effect<Reply, GatewayError, R>,
   accepts: ReadonlyArray<BodyMedia> = ["application/json"]
 ): Route<R> => {
-  const decode = Schema.decodeUnknownResult(schema)
+  const decode = decoderOf(schema)
   return {
     method,
     path,
     accepts,
-    run: (body, context) => {
-      const decoded = decode(body, { errors: "all" })
-      return Result.isSuccess(decoded)
-        ? handler(decoded.success, context)
-        : Effect.fail(new InvalidRequest({ errors: fieldProblems(decoded.failure.issue) }))
-    }
+    run: (body, context) => Effect.flatMap(decode(body), (decoded) => handler(decoded, context))
+  }
+}
+
+/**
+ * A decoder for request data that fails with {@link InvalidRequest} listing every field problem. For
+ * routes that must authenticate before they look at the body.
+ */
+export const decoderOf = <A>(schema: BodySchema<A>) => {
+  const decode = Schema.decodeUnknownResult(schema)
+  return (input: unknown): Effect.Effect<A, InvalidRequest> => {
+    const decoded = decode(input, { errors: "all" })
+    return Result.isSuccess(decoded)
+      ? Effect.succeed(decoded.success)
+      : Effect.fail(new InvalidRequest({ errors: fieldProblems(decoded.failure.issue) }))
   }
 }
 

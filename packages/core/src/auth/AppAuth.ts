@@ -1,0 +1,185 @@
+import { createHash, timingSafeEqual } from "node:crypto"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { createRemoteJWKSet, type JWTVerifyGetKey, jwtVerify } from "jose"
+import { SecureRandom } from "../random/SecureRandom"
+import type { StoreUnavailable } from "../state/errors"
+import type { App, ProviderVerification } from "./apps"
+import { ClientStore } from "./ClientStore"
+import { Forbidden, IdentityProviderUnavailable, InvalidAuth, OAuthError, TokenRejected } from "./errors"
+import { CLOCK_TOLERANCE_SECONDS, joseReason, SigningKeys } from "./SigningKeys"
+import { USER_TOKEN_AUDIENCE, USER_TOKEN_TYPE } from "./tokens"
+
+/** The `aud` of access tokens. */
+export const ACCESS_TOKEN_AUDIENCE = "walletgate:api"
+/** The `typ` of access tokens (RFC 9068). */
+export const ACCESS_TOKEN_TYPE = "at+jwt"
+
+/** Client credentials as presented to `POST /v1/auth`. */
+export interface ClientCredentials {
+  readonly clientId: string
+  readonly clientSecret: string
+  /** Presented with HTTP Basic (a failed 401 then challenges with Basic). */
+  readonly basic: boolean
+}
+
+/** Settings of {@link AppAuth.layer}. */
+export interface AppAuthOptions {
+  /** Lifetime of access tokens; default 3600 s. */
+  readonly accessTokenTtlSeconds?: number
+  /** How long to wait for an external JWKS; default 3 s. */
+  readonly jwksTimeoutMs?: number
+}
+
+/** SHA-256 (hex) of a client secret, as {@link App} stores it. */
+export const hashClientSecret = (secret: string): string => createHash("sha256").update(secret).digest("hex")
+
+/**
+ * Apps and their users: the client-credentials grant, Bearer access tokens, and verification of the
+ * user's `auth` for one of the app's identity providers (DESIGN §4).
+ */
+export class AppAuth extends Context.Service<
+  AppAuth,
+  {
+    /** Exchanges client credentials for an access token (RFC 6749 §4.4). */
+    readonly grant: (
+      credentials: ClientCredentials
+    ) => Effect.Effect<{ readonly accessToken: string; readonly expiresIn: number }, OAuthError | StoreUnavailable>
+    /** The app behind an `Authorization: Bearer …` header. */
+    readonly authenticate: (authorization: string | undefined) => Effect.Effect<App, TokenRejected | StoreUnavailable>
+    /** Verifies `auth` for the app's `provider` and returns its subject (the `<user_id>` of `userId`). */
+    readonly verifyUser: (
+      app: App,
+      provider: string,
+      auth: string
+    ) => Effect.Effect<string, InvalidAuth | Forbidden | IdentityProviderUnavailable>
+  }
+>()("@walletgate/core/AppAuth") {
+  /** The service over `ClientStore` and `SigningKeys`. */
+  static readonly layer = (options: AppAuthOptions = {}) =>
+    Layer.effect(
+      AppAuth,
+      Effect.gen(function* () {
+        const clients = yield* ClientStore
+        const keys = yield* SigningKeys
+        const ttl = options.accessTokenTtlSeconds ?? 3600
+        const timeoutDuration = options.jwksTimeoutMs ?? 3000
+        const remoteKeySets = new Map<string, JWTVerifyGetKey>()
+        const remoteKeySet = (url: string) => {
+          let keySet = remoteKeySets.get(url)
+          if (keySet === undefined) {
+            keySet = createRemoteJWKSet(new URL(url), {
+              timeoutDuration,
+              cooldownDuration: 30_000,
+              cacheMaxAge: 600_000
+            })
+            remoteKeySets.set(url, keySet)
+          }
+          return keySet
+        }
+
+        const grant = Effect.fn("AppAuth.grant")(function* (credentials: ClientCredentials) {
+          const app = yield* clients.find(credentials.clientId)
+          const presented = Buffer.from(hashClientSecret(credentials.clientSecret), "hex")
+          // Compare even for an unknown client, so timing does not tell which client ids exist.
+          const expected = Buffer.from(app?.secretHash ?? "00".repeat(32), "hex")
+          const matches = expected.length === presented.length && timingSafeEqual(expected, presented)
+          if (app === undefined || !matches) {
+            return yield* new OAuthError({
+              error: "invalid_client",
+              description: "Client authentication failed.",
+              basic: credentials.basic
+            })
+          }
+          const { token } = yield* keys.sign({
+            subject: app.clientId,
+            audience: ACCESS_TOKEN_AUDIENCE,
+            type: ACCESS_TOKEN_TYPE,
+            ttlSeconds: ttl,
+            extra: { client_id: app.clientId }
+          })
+          return { accessToken: token, expiresIn: ttl }
+        })
+
+        const authenticate = Effect.fn("AppAuth.authenticate")(function* (authorization: string | undefined) {
+          const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i.exec(authorization?.trim() ?? "")
+          if (match?.[1] === undefined) return yield* new TokenRejected({ reason: "no bearer token" })
+          const claims = yield* keys.verify(match[1], { audience: ACCESS_TOKEN_AUDIENCE, type: ACCESS_TOKEN_TYPE })
+          const app = yield* clients.find(claims.sub ?? "")
+          if (app === undefined) return yield* new TokenRejected({ reason: "the client no longer exists" })
+          return app
+        })
+
+        const verifyWith = (provider: string, verification: ProviderVerification, auth: string) =>
+          Effect.gen(function* () {
+            if (verification.kind === "phone") {
+              const claims = yield* keys
+                .verify(auth, { audience: USER_TOKEN_AUDIENCE, type: USER_TOKEN_TYPE })
+                .pipe(Effect.mapError((error) => new InvalidAuth({ reason: error.reason })))
+              return claims.sub ?? ""
+            }
+            const now = yield* Clock.currentTimeMillis
+            const { payload } = yield* Effect.tryPromise({
+              try: () =>
+                jwtVerify(auth, remoteKeySet(verification.jwksUrl), {
+                  algorithms: [...verification.algorithms],
+                  issuer: verification.issuer,
+                  audience: verification.audience,
+                  requiredClaims: ["iss", "aud", "sub", "exp", "iat"],
+                  clockTolerance: CLOCK_TOLERANCE_SECONDS,
+                  currentDate: new Date(now)
+                }),
+              catch: (error) => {
+                const reason = joseReason(error)
+                // A key set that cannot be fetched is the provider's outage, not the user's bad token.
+                return reason === "ERR_JWKS_TIMEOUT" || !hasJoseCode(error)
+                  ? new IdentityProviderUnavailable({ provider })
+                  : new InvalidAuth({ reason })
+              }
+            })
+            return payload.sub ?? ""
+          })
+
+        const verifyUser = Effect.fn("AppAuth.verifyUser")(function* (app: App, provider: string, auth: string) {
+          const verification = app.providers[provider]
+          if (verification === undefined) {
+            return yield* new Forbidden({ reason: `this app may not use the identity provider "${provider}"` })
+          }
+          const subject = yield* verifyWith(provider, verification, auth)
+          if (subject === "") return yield* new InvalidAuth({ reason: "the token has no subject" })
+          return subject
+        })
+
+        return AppAuth.of({ grant, authenticate, verifyUser })
+      })
+    )
+}
+
+const hasJoseCode = (error: unknown): boolean =>
+  typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
+
+/** The credentials of a newly registered app: the secret is shown once and never stored. */
+export interface AppCredentials {
+  readonly clientId: string
+  readonly clientSecret: string
+}
+
+/** Registers an app with the given providers; returns its credentials (the secret only this once). */
+export const registerApp = Effect.fnUntraced(function* (options: {
+  readonly providers: App["providers"]
+  readonly testMode?: boolean
+}) {
+  const random = yield* SecureRandom
+  const clients = yield* ClientStore
+  const clientId = `wgc_${Buffer.from(yield* random.bytes(12)).toString("hex")}`
+  const clientSecret = `wgs_${Buffer.from(yield* random.bytes(32)).toString("base64url")}`
+  yield* clients.save({
+    clientId,
+    secretHash: hashClientSecret(clientSecret),
+    providers: options.providers,
+    testMode: options.testMode ?? false
+  })
+  return { clientId, clientSecret } satisfies AppCredentials
+})

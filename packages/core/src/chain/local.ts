@@ -1,0 +1,70 @@
+import { createPublicClient, createWalletClient, defineChain, type Hex, http, toHex } from "viem"
+import { mnemonicToAccount } from "viem/accounts"
+import { type AnvilInstance, anvilMnemonic, startAnvil } from "./anvil"
+import { type ChainContracts, deployContracts } from "./contracts"
+import type { NetworkConfig } from "./networks"
+
+/** The private key of anvil's funded dev account `index` (0 to 9). Test keys: never use them elsewhere. */
+export const anvilDevKey = (index: number): Hex => {
+  const key = mnemonicToAccount(anvilMnemonic, { addressIndex: index }).getHdKey().privateKey
+  // An HD account derived from a mnemonic always has its private key.
+  if (key === null) throw new Error("anvil dev key unavailable")
+  return toHex(key)
+}
+
+/** A local anvil node with walletgate's contracts: the embedded default network. */
+export interface LocalNetwork {
+  readonly anvil: AnvilInstance
+  /** The gateway configuration of this network (a test network, slug `anvil` by default). */
+  readonly network: NetworkConfig
+  readonly contracts: ChainContracts
+  /** Stops the node. */
+  readonly stop: () => Promise<void>
+}
+
+/**
+ * Starts anvil on a free port and deploys the contracts (DESIGN §5): dev account 0 deploys, dev account
+ * 2 is the relayer, dev account 1 operates the sweeper and dev account 9 takes its fees (2.5 %).
+ */
+export const startLocalNetwork = async (
+  options: { readonly slug?: string; readonly chainId?: number } = {}
+): Promise<LocalNetwork> => {
+  const anvil = await startAnvil(options.chainId === undefined ? {} : { chainId: options.chainId })
+  try {
+    const chain = defineChain({
+      id: anvil.chainId,
+      name: "anvil",
+      nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+      rpcUrls: { default: { http: [anvil.rpcUrl] } }
+    })
+    const transport = http(anvil.rpcUrl)
+    const publicClient = createPublicClient({ chain, transport, pollingInterval: 20 })
+    const deployer = createWalletClient({
+      chain,
+      transport,
+      account: mnemonicToAccount(anvilMnemonic, { addressIndex: 0 })
+    })
+    const contracts = await deployContracts(deployer, publicClient, {
+      operator: mnemonicToAccount(anvilMnemonic, { addressIndex: 1 }).address,
+      feeRecipient: mnemonicToAccount(anvilMnemonic, { addressIndex: 9 }).address,
+      feeBps: 250
+    })
+    return {
+      anvil,
+      contracts,
+      network: {
+        slug: options.slug ?? "anvil",
+        chainId: anvil.chainId,
+        rpcUrl: anvil.rpcUrl,
+        testnet: true,
+        contracts,
+        relayerKey: anvilDevKey(2),
+        pollingIntervalMs: 20
+      },
+      stop: anvil.stop
+    }
+  } catch (error) {
+    await anvil.stop()
+    throw error
+  }
+}

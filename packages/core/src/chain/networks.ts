@@ -1,0 +1,123 @@
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import {
+  type Chain,
+  createPublicClient,
+  createWalletClient,
+  defineChain,
+  type Hex,
+  http,
+  type LocalAccount,
+  type PublicClient,
+  type Transport,
+  type WalletClient
+} from "viem"
+import { privateKeyToAccount } from "viem/accounts"
+import type { ChainContracts } from "./contracts"
+
+/** How a network is configured: where its node is, our contracts on it, and the relayer that pays gas. */
+export interface NetworkConfig {
+  /** The slug clients use (`mainnet`, `base`, `sepolia`, `anvil`, …). */
+  readonly slug: string
+  readonly chainId: number
+  readonly rpcUrl: string
+  /** Test networks accept blank `auth` from test-mode apps; live networks never do. */
+  readonly testnet: boolean
+  readonly contracts: ChainContracts
+  /**
+   * The relayer's private key: it submits every transaction and pays the gas. Each instance of a fleet
+   * needs its own relayer key: the relayer's nonces are allocated in process.
+   */
+  readonly relayerKey: Hex
+  /** Below this balance (wei) the relayer is reported low; default 0.05 ETH. */
+  readonly relayerLowBalanceWei?: bigint
+  /** How often to poll for receipts; default 1000 ms (a local node: 20 ms). */
+  readonly pollingIntervalMs?: number
+  /** How long to wait for one RPC answer; default 10 s. */
+  readonly rpcTimeoutMs?: number
+}
+
+/** A network the gateway serves, with its clients. */
+export interface Network {
+  readonly slug: string
+  readonly chainId: number
+  readonly testnet: boolean
+  readonly contracts: ChainContracts
+  readonly publicClient: PublicClient<Transport, Chain>
+  readonly relayer: WalletClient<Transport, Chain, LocalAccount>
+  readonly relayerLowBalanceWei: bigint
+}
+
+/** The `chain` of a request: a slug, or a chain id in decimal. */
+export const ChainParam = Schema.String.check(
+  Schema.isPattern(/^(?:[a-z][a-z0-9-]{0,31}|[1-9][0-9]{0,15})$/, {
+    message: "Expected a network slug or decimal chain id"
+  })
+)
+
+/** The networks this gateway serves. */
+export class Networks extends Context.Service<
+  Networks,
+  {
+    /** The network named by a slug or decimal chain id, if served. */
+    readonly resolve: (chain: string) => Network | undefined
+    readonly all: ReadonlyArray<Network>
+  }
+>()("@walletgate/core/Networks") {
+  /** Serves the configured networks (none: every chain is `unsupported_chain`). */
+  static readonly layer = (configs: ReadonlyArray<NetworkConfig>): Layer.Layer<Networks> =>
+    Layer.sync(Networks, () => {
+      const all = configs.map(toNetwork)
+      return Networks.of({
+        all,
+        resolve: (chain) => all.find((network) => network.slug === chain || String(network.chainId) === chain)
+      })
+    })
+}
+
+const toNetwork = (config: NetworkConfig): Network => {
+  const chain = defineChain({
+    id: config.chainId,
+    name: config.slug,
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [config.rpcUrl] } },
+    contracts: { multicall3: { address: config.contracts.multicall } }
+  })
+  const transport = http(config.rpcUrl, { timeout: config.rpcTimeoutMs ?? 10_000, retryCount: 2 })
+  return {
+    slug: config.slug,
+    chainId: config.chainId,
+    testnet: config.testnet,
+    contracts: config.contracts,
+    publicClient: createPublicClient({ chain, transport, pollingInterval: config.pollingIntervalMs ?? 1000 }),
+    relayer: createWalletClient({ chain, transport, account: privateKeyToAccount(config.relayerKey) }),
+    relayerLowBalanceWei: config.relayerLowBalanceWei ?? 50_000_000_000_000_000n
+  }
+}
+
+/** A node did not answer, or answered garbage; nothing was sent. Answered 503 `upstream_unavailable`. */
+export class ChainUnavailable extends Schema.TaggedError<ChainUnavailable>()("ChainUnavailable", {
+  network: Schema.String,
+  /** What failed, for the operator's log (an RPC method and error name, never a key). */
+  cause: Schema.String
+}) {}
+
+/** Runs an RPC promise as an Effect that fails with {@link ChainUnavailable}. */
+export const rpc = <A>(network: Network, what: string, call: () => Promise<A>) =>
+  Effect.tryPromise({
+    try: call,
+    catch: (error) =>
+      new ChainUnavailable({
+        network: network.slug,
+        cause: `${what}: ${describeRpcError(error)}`
+      })
+  })
+
+/** The name and short message of a viem error: what the node said, never a key (viem puts no key in errors). */
+const describeRpcError = (error: unknown): string => {
+  if (!(error instanceof Error)) return "error"
+  const short = (error as { shortMessage?: unknown }).shortMessage
+  return typeof short === "string" ? `${error.name}: ${short}` : error.name
+}

@@ -1,0 +1,65 @@
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { AppAuth } from "../auth/AppAuth"
+import { Networks, rpc } from "../chain/networks"
+import { idempotent } from "../http/idempotency"
+import { decoderOf, routeWithBody, routeWithoutBody } from "../http/route"
+import { Kernel } from "./Kernel"
+import { KernelTxRequest } from "./schemas"
+
+const decodeTx = decoderOf(KernelTxRequest)
+
+/** `POST /v1/kernel/tx`, `GET /v1/kernel/tx/:id` and `GET /v1/health`. */
+export const kernelRoutes = [
+  routeWithBody("POST", "/v1/kernel/tx", Schema.Unknown, (body, context) =>
+    Effect.gen(function* () {
+      // Authenticate before looking at the body: an unauthenticated caller learns nothing about it.
+      const app = yield* (yield* AppAuth).authenticate(context.request.headers.authorization)
+      const request = yield* decodeTx(body)
+      const kernel = yield* Kernel
+      return yield* idempotent({
+        key: context.request.headers["idempotency-key"],
+        scope: `kernel:${app.clientId}`,
+        request,
+        run: kernel.send(app, request).pipe(Effect.map((view) => ({ status: 200, body: view })))
+      })
+    })
+  ),
+  routeWithoutBody("GET", "/v1/kernel/tx/:id", (context) =>
+    Effect.gen(function* () {
+      const app = yield* (yield* AppAuth).authenticate(context.request.headers.authorization)
+      const kernel = yield* Kernel
+      return { status: 200, body: yield* kernel.find(app, context.params.id ?? "") }
+    })
+  ),
+  routeWithoutBody("GET", "/v1/health", () =>
+    Effect.gen(function* () {
+      const networks = yield* Networks
+      const relayers = yield* Effect.forEach(
+        networks.all,
+        (network) =>
+          rpc(network, "getBalance", () =>
+            network.publicClient.getBalance({ address: network.relayer.account.address })
+          ).pipe(
+            Effect.map((balance) => ({
+              network: network.slug,
+              relayer: network.relayer.account.address,
+              balanceWei: String(balance),
+              low: balance < network.relayerLowBalanceWei,
+              reachable: true
+            })),
+            Effect.orElseSucceed(() => ({
+              network: network.slug,
+              relayer: network.relayer.account.address,
+              balanceWei: null,
+              low: null,
+              reachable: false
+            }))
+          ),
+        { concurrency: "unbounded" }
+      )
+      const healthy = relayers.every((relayer) => relayer.reachable && relayer.low === false)
+      return { status: healthy ? 200 : 503, body: { status: healthy ? "ok" : "degraded", relayers } }
+    })
+  )
+]

@@ -1,0 +1,40 @@
+import * as Schema from "effect/Schema"
+import { ChainParam } from "../chain/networks"
+import { AddressString, HexBytes, Uint256String } from "../chain/schemas"
+import { TxStatus } from "../state/TransactionLog"
+
+/** `<provider>:<user_id>`: the provider name the app chose, and the user's id at that provider. */
+export const UserIdParam = Schema.String.check(
+  Schema.isPattern(/^[a-z0-9][a-z0-9_-]{0,31}:[^\s:][^\s]{0,255}$/, {
+    message: "Expected <provider>:<user_id>, e.g. phone:5c0f…"
+  })
+)
+
+/** Body of `POST /v1/kernel/tx` (SPEC §4.3): parallel arrays, one entry per call. */
+export const KernelTxRequest = Schema.Struct({
+  userId: UserIdParam,
+  chain: ChainParam,
+  to: Schema.Array(AddressString),
+  value: Schema.Array(Uint256String),
+  data: Schema.Array(HexBytes),
+  /** The user's JWT from the app's identity provider; may be blank for a test-mode app on a test network. */
+  auth: Schema.optionalKey(
+    Schema.String.check(Schema.isMaxLength(8192, { message: "Expected at most 8192 characters" }))
+  )
+})
+/** Body of `POST /v1/kernel/tx`. */
+export type KernelTxRequest = typeof KernelTxRequest.Type
+
+/** Answer of `POST /v1/kernel/tx` and `GET /v1/kernel/tx/:id`. */
+export const KernelTxResponse = Schema.Struct({
+  id: Schema.String,
+  userId: Schema.String,
+  chain: Schema.String,
+  account: Schema.String,
+  txHash: Schema.String,
+  status: TxStatus,
+  blockNumber: Schema.optionalKey(Schema.Int),
+  gasUsed: Schema.optionalKey(Schema.String)
+})
+/** Answer of `POST /v1/kernel/tx` and `GET /v1/kernel/tx/:id`. */
+export type KernelTxResponse = typeof KernelTxResponse.Type

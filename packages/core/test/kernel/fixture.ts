@@ -1,0 +1,142 @@
+import {
+  anvilMnemonic,
+  deployTestToken,
+  deriveOwnerKey,
+  type EmbeddedOptions,
+  embeddedPorts,
+  type Gateway,
+  hashClientSecret,
+  type LocalNetwork,
+  makeGateway,
+  predictAccountAddress,
+  startLocalNetwork,
+  testTokenArtifact
+} from "@walletgate/core"
+import { Layer } from "effect"
+import {
+  type Address,
+  createPublicClient,
+  createWalletClient,
+  defineChain,
+  type Hex,
+  http,
+  keccak256,
+  toHex
+} from "viem"
+import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts"
+
+export const MASTER_SECRET = "kernel-tests-master-secret-0123456789abcdef"
+export const CLIENT = { clientId: "wgc_test", clientSecret: "wgs_test_secret" }
+export const TEST_PHONE = "+15005550006"
+export const TEST_CODE = "123456"
+
+/** A gateway on a fresh anvil with one app, plus helpers to call it and read the chain. */
+export const startKernelFixture = async (extra: Partial<EmbeddedOptions> = {}) => {
+  const local: LocalNetwork = await startLocalNetwork()
+  const chain = defineChain({
+    id: local.network.chainId,
+    name: "anvil",
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [local.anvil.rpcUrl] } }
+  })
+  const publicClient = createPublicClient({ chain, transport: http(local.anvil.rpcUrl), pollingInterval: 20 })
+  const funder = createWalletClient({
+    chain,
+    transport: http(local.anvil.rpcUrl),
+    account: mnemonicToAccount(anvilMnemonic, { addressIndex: 3 })
+  })
+  const token = await deployTestToken(funder, publicClient, { name: "Test USD", symbol: "TUSD", decimals: 6 })
+  const gateway: Gateway = makeGateway({
+    ports: Layer.mergeAll(
+      embeddedPorts({
+        masterSecret: MASTER_SECRET,
+        otp: { testPhones: { [TEST_PHONE]: TEST_CODE } },
+        networks: [local.network, { ...local.network, slug: "live" }].map((network, index) => ({
+          ...network,
+          testnet: index === 0
+        })),
+        apps: [
+          {
+            clientId: CLIENT.clientId,
+            secretHash: hashClientSecret(CLIENT.clientSecret),
+            providers: { phone: { kind: "phone" }, ...extra.apps?.[0]?.providers },
+            testMode: true
+          }
+        ],
+        ...(extra.otp === undefined ? {} : { otp: extra.otp })
+      })
+    ),
+    ...(process.env.KERNEL_DEBUG === undefined ? { loggers: [] } : {})
+  })
+
+  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const response = await gateway.fetch(
+      new Request(`http://gateway.test${path}`, {
+        method,
+        headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      })
+    )
+    const text = await response.text()
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: (text === "" ? undefined : JSON.parse(text)) as Record<string, unknown>
+    }
+  }
+
+  const accessToken = async () => {
+    const granted = await call("POST", "/v1/auth", { client_id: CLIENT.clientId, client_secret: CLIENT.clientSecret })
+    return String(granted.body.access_token)
+  }
+
+  /** Signs in the test phone and returns `phone:<user id>` and its JWT. */
+  const phoneUser = async () => {
+    await call("POST", "/functions/v1/signInWithOTP", { phone: TEST_PHONE })
+    const verified = await call("POST", "/functions/v1/verifyOTP", { phone: TEST_PHONE, token: TEST_CODE })
+    const user = verified.body.user as { id: string }
+    return { userId: `phone:${user.id}`, jwt: String(verified.body.access_token) }
+  }
+
+  /** The wallet address of `userId`, before or after deployment. */
+  const walletOf = (userId: string): Promise<Address> =>
+    predictAccountAddress(
+      publicClient,
+      local.contracts.walletFactory,
+      privateKeyToAccount(deriveOwnerKey(MASTER_SECRET, userId)).address,
+      keccak256(toHex(userId))
+    )
+
+  const fund = async (address: Address, wei: bigint, tokens = 0n) => {
+    await publicClient.waitForTransactionReceipt({ hash: await funder.sendTransaction({ to: address, value: wei }) })
+    if (tokens > 0n) {
+      await publicClient.waitForTransactionReceipt({
+        hash: await funder.writeContract({
+          address: token,
+          abi: testTokenArtifact.abi,
+          functionName: "mint",
+          args: [address, tokens]
+        })
+      })
+    }
+  }
+
+  const tokenBalance = (address: Address) =>
+    publicClient.readContract({
+      address: token,
+      abi: testTokenArtifact.abi,
+      functionName: "balanceOf",
+      args: [address]
+    })
+
+  const stop = async () => {
+    await gateway.dispose()
+    await local.stop()
+  }
+
+  return { local, publicClient, token, gateway, call, accessToken, phoneUser, walletOf, fund, tokenBalance, stop }
+}
+
+/** A fresh address nobody holds. */
+export const freshAddress = (): Address =>
+  privateKeyToAccount(keccak256(toHex(`${Math.random()}${Date.now()}`)) as Hex).address
