@@ -1,4 +1,5 @@
 import * as Layer from "effect/Layer"
+import { hashClientSecret } from "../auth/AppAuth"
 import type { Gateway } from "../http/contract"
 import { SmsSender } from "../otp/SmsSender"
 import { embeddedPorts, makeGateway } from "../walletgate"
@@ -25,7 +26,8 @@ export interface ConformanceCase {
   readonly name: string
   /** Sent first, in order, each expected to succeed (2xx). */
   readonly before?: ReadonlyArray<ConformanceRequest>
-  readonly request: ConformanceRequest
+  /** The request; a function builds it from the answers to `before` (e.g. to carry an access token). */
+  readonly request: ConformanceRequest | ((before: ReadonlyArray<ConformanceResponse>) => ConformanceRequest)
   readonly expect: {
     readonly status: number
     /** The media type, without parameters. */
@@ -63,6 +65,23 @@ const problem = (status: number, code: string, title: string, detail: string, ex
 const testPhone = (n: number) => `+1500555${String(n).padStart(4, "0")}`
 const TEST_CODE = "246810"
 
+/** The app registered in {@link makeConformanceGateway}. */
+export const CONFORMANCE_CLIENT = { clientId: "wgc_conformance", clientSecret: "wgs_conformance" } as const
+
+const AUTH = "/v1/auth"
+const KERNEL_TX = "/v1/kernel/tx"
+const grant = post(AUTH, { client_id: CONFORMANCE_CLIENT.clientId, client_secret: CONFORMANCE_CLIENT.clientSecret })
+/** A request carrying the access token that `grant` (the first `before` request) obtained. */
+const withToken =
+  (request: ConformanceRequest) =>
+  (before: ReadonlyArray<ConformanceResponse>): ConformanceRequest => {
+    const answer = before[0]
+    const token =
+      answer === undefined ? "" : String((JSON.parse(answer.body) as { access_token?: unknown }).access_token)
+    return { ...request, headers: { ...request.headers, authorization: `Bearer ${token}` } }
+  }
+const someCall = { to: ["0x52908400098527886E0F7030069857D2E4169EE7"], value: ["0"], data: ["0x"], auth: "" }
+
 /**
  * A gateway on the embedded defaults with the settings the table assumes: test phones
  * `+15005550001`… with code `246810`, and a body limit of {@link CONFORMANCE_BODY_LIMIT}.
@@ -71,7 +90,16 @@ export const makeConformanceGateway = (): Gateway =>
   makeGateway({
     ports: Layer.mergeAll(
       embeddedPorts({
-        otp: { testPhones: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [testPhone(i + 1), TEST_CODE])) }
+        otp: { testPhones: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [testPhone(i + 1), TEST_CODE])) },
+        apps: [
+          {
+            clientId: CONFORMANCE_CLIENT.clientId,
+            secretHash: hashClientSecret(CONFORMANCE_CLIENT.clientSecret),
+            providers: { phone: { kind: "phone" } },
+            testMode: true
+          }
+        ],
+        masterSecret: "conformance-master-secret-not-for-production"
       }),
       SmsSender.console(() => undefined)
     ),
@@ -313,6 +341,96 @@ export const conformanceCases: ReadonlyArray<ConformanceCase> = [
     }
   },
   {
+    name: "POST /v1/auth grants an access token for JSON client credentials",
+    request: grant,
+    expect: {
+      status: 200,
+      contentType: JSON_TYPE,
+      headers: { "cache-control": "no-store", pragma: "no-cache" },
+      check: (body) => {
+        const b = body as Record<string, unknown>
+        return typeof b.access_token === "string" && b.token_type === "bearer" && b.expires_in === 3600 ? [] : ["token"]
+      }
+    }
+  },
+  {
+    name: "POST /v1/auth answers a wrong secret in the RFC 6749 shape",
+    request: post(AUTH, { client_id: CONFORMANCE_CLIENT.clientId, client_secret: "wrong" }),
+    expect: {
+      status: 401,
+      contentType: JSON_TYPE,
+      body: { error: "invalid_client", error_description: "Client authentication failed." }
+    }
+  },
+  {
+    name: "POST /v1/auth refuses other grant types",
+    request: {
+      method: "POST",
+      path: AUTH,
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "grant_type=password&username=a&password=b"
+    },
+    expect: {
+      status: 400,
+      contentType: JSON_TYPE,
+      body: { error: "unsupported_grant_type", error_description: "Only client_credentials is supported." }
+    }
+  },
+  {
+    name: "kernel tx without an access token is 401 invalid_token",
+    request: post(KERNEL_TX, { userId: "phone:x", chain: "anvil", ...someCall }),
+    expect: {
+      status: 401,
+      contentType: PROBLEM,
+      headers: { "www-authenticate": 'Bearer error="invalid_token"' },
+      body: problem(401, "invalid_token", "Invalid token", "The token is invalid or expired.")
+    }
+  },
+  {
+    name: "kernel tx on a chain the gateway does not serve is 400 unsupported_chain",
+    before: [grant],
+    request: withToken(post(KERNEL_TX, { userId: "phone:x", chain: "mainnet", ...someCall })),
+    expect: {
+      status: 400,
+      contentType: PROBLEM,
+      body: problem(400, "unsupported_chain", "Unsupported chain", 'This gateway does not serve the chain "mainnet".')
+    }
+  },
+  {
+    name: "kernel tx names each invalid field and index",
+    before: [grant],
+    request: withToken(
+      post(KERNEL_TX, { userId: "x", chain: "anvil", to: ["0x12"], value: ["01"], data: ["0xabc"], auth: "" })
+    ),
+    expect: {
+      status: 400,
+      contentType: PROBLEM,
+      body: problem(400, "invalid_request", "Invalid request", "4 fields are invalid.", {
+        errors: [
+          { path: "/userId", message: "Expected <provider>:<user_id>, e.g. phone:5c0f…" },
+          { path: "/to/0", message: "Expected an address (mixed case must carry a valid EIP-55 checksum)" },
+          { path: "/value/0", message: "Expected a decimal string in uint256 range" },
+          { path: "/data/0", message: "Expected an even number of hex digits" }
+        ]
+      })
+    }
+  },
+  {
+    name: "an unknown kernel transaction is 404 tx_not_found",
+    before: [grant],
+    request: withToken({ method: "GET", path: `${KERNEL_TX}/00000000-0000-4000-8000-000000000000` }),
+    expect: {
+      status: 404,
+      contentType: PROBLEM,
+      body: problem(404, "tx_not_found", "Transaction not found", "No such transaction.")
+    }
+  },
+  {
+    name: "the health check lists the relayers",
+    request: { method: "GET", path: "/v1/health" },
+    expect: { status: 200, contentType: JSON_TYPE, body: { status: "ok", relayers: [] } }
+  },
+  {
     name: "a sane x-request-id is echoed",
     request: { method: "GET", path: "/nope", headers: { "x-request-id": "req-42.abc" } },
     expect: { status: 404, contentType: PROBLEM, headers: { "x-request-id": "req-42.abc" } }
@@ -374,12 +492,15 @@ export const runConformance = async (
   const results: Record<string, ReadonlyArray<string>> = {}
   for (const testCase of conformanceCases) {
     const setup: Array<string> = []
+    const answers: Array<ConformanceResponse> = []
     for (const request of testCase.before ?? []) {
       const response = await send(request)
+      answers.push(response)
       if (response.status < 200 || response.status > 299)
         setup.push(`setup ${request.path} answered ${response.status}`)
     }
-    results[testCase.name] = [...setup, ...checkConformance(testCase, await send(testCase.request))]
+    const request = typeof testCase.request === "function" ? testCase.request(answers) : testCase.request
+    results[testCase.name] = [...setup, ...checkConformance(testCase, await send(request))]
   }
   return results
 }

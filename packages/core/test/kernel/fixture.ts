@@ -1,8 +1,8 @@
 import {
+  type App,
   anvilMnemonic,
   deployTestToken,
   deriveOwnerKey,
-  type EmbeddedOptions,
   embeddedPorts,
   type Gateway,
   hashClientSecret,
@@ -28,10 +28,13 @@ import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts"
 export const MASTER_SECRET = "kernel-tests-master-secret-0123456789abcdef"
 export const CLIENT = { clientId: "wgc_test", clientSecret: "wgs_test_secret" }
 export const TEST_PHONE = "+15005550006"
+export const OTHER_PHONE = "+15005550007"
 export const TEST_CODE = "123456"
 
 /** A gateway on a fresh anvil with one app, plus helpers to call it and read the chain. */
-export const startKernelFixture = async (extra: Partial<EmbeddedOptions> = {}) => {
+export const startKernelFixture = async (
+  extra: { readonly providers?: App["providers"]; readonly apps?: ReadonlyArray<App> } = {}
+) => {
   const local: LocalNetwork = await startLocalNetwork()
   const chain = defineChain({
     id: local.network.chainId,
@@ -50,7 +53,7 @@ export const startKernelFixture = async (extra: Partial<EmbeddedOptions> = {}) =
     ports: Layer.mergeAll(
       embeddedPorts({
         masterSecret: MASTER_SECRET,
-        otp: { testPhones: { [TEST_PHONE]: TEST_CODE } },
+        otp: { testPhones: { [TEST_PHONE]: TEST_CODE, [OTHER_PHONE]: TEST_CODE } },
         networks: [local.network, { ...local.network, slug: "live" }].map((network, index) => ({
           ...network,
           testnet: index === 0
@@ -59,11 +62,11 @@ export const startKernelFixture = async (extra: Partial<EmbeddedOptions> = {}) =
           {
             clientId: CLIENT.clientId,
             secretHash: hashClientSecret(CLIENT.clientSecret),
-            providers: { phone: { kind: "phone" }, ...extra.apps?.[0]?.providers },
+            providers: { phone: { kind: "phone" }, ...extra.providers },
             testMode: true
-          }
-        ],
-        ...(extra.otp === undefined ? {} : { otp: extra.otp })
+          },
+          ...(extra.apps ?? [])
+        ]
       })
     ),
     ...(process.env.KERNEL_DEBUG === undefined ? { loggers: [] } : {})
@@ -85,15 +88,15 @@ export const startKernelFixture = async (extra: Partial<EmbeddedOptions> = {}) =
     }
   }
 
-  const accessToken = async () => {
-    const granted = await call("POST", "/v1/auth", { client_id: CLIENT.clientId, client_secret: CLIENT.clientSecret })
+  const accessToken = async (client = CLIENT) => {
+    const granted = await call("POST", "/v1/auth", { client_id: client.clientId, client_secret: client.clientSecret })
     return String(granted.body.access_token)
   }
 
   /** Signs in the test phone and returns `phone:<user id>` and its JWT. */
-  const phoneUser = async () => {
-    await call("POST", "/functions/v1/signInWithOTP", { phone: TEST_PHONE })
-    const verified = await call("POST", "/functions/v1/verifyOTP", { phone: TEST_PHONE, token: TEST_CODE })
+  const phoneUser = async (phone = TEST_PHONE) => {
+    await call("POST", "/functions/v1/signInWithOTP", { phone })
+    const verified = await call("POST", "/functions/v1/verifyOTP", { phone, token: TEST_CODE })
     const user = verified.body.user as { id: string }
     return { userId: `phone:${user.id}`, jwt: String(verified.body.access_token) }
   }

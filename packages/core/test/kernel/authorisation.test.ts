@@ -1,0 +1,248 @@
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { hashClientSecret } from "@walletgate/core"
+import { exportJWK, generateKeyPair, type JWK, SignJWT } from "jose"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { freshAddress, OTHER_PHONE, startKernelFixture } from "./fixture"
+
+type Fixture = Awaited<ReturnType<typeof startKernelFixture>>
+
+/** An external identity provider: a JWKS served over local HTTP and a key to sign its tokens. */
+const startIssuer = async () => {
+  const { privateKey, publicKey } = await generateKeyPair("RS256")
+  const jwk: JWK = { ...(await exportJWK(publicKey)), kid: "k1", alg: "RS256", use: "sig" }
+  let up = true
+  const server: Server = createServer((_req, res) => {
+    if (!up) {
+      res.socket?.destroy()
+      return
+    }
+    res.writeHead(200, { "content-type": "application/json" })
+    res.end(JSON.stringify({ keys: [jwk] }))
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const jwksUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`
+  const sign = (
+    subject: string,
+    options: { expiresIn?: string | number; key?: CryptoKey; alg?: string; issuer?: string } = {}
+  ) =>
+    new SignJWT({})
+      .setProtectedHeader({ alg: options.alg ?? "RS256", kid: "k1" })
+      .setIssuer(options.issuer ?? "https://id.example.com")
+      .setAudience("walletgate-app")
+      .setSubject(subject)
+      .setIssuedAt()
+      .setExpirationTime(options.expiresIn ?? "5m")
+      .sign(options.key ?? privateKey)
+  return {
+    jwksUrl,
+    sign,
+    setUp: (value: boolean) => {
+      up = value
+    },
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+}
+
+describe("kernel authorisation", () => {
+  let f: Fixture
+  let issuer: Awaited<ReturnType<typeof startIssuer>>
+  let bearer: Record<string, string>
+  const tx = (userId: string, auth: string, chain = "anvil") => ({
+    userId,
+    chain,
+    to: [freshAddress()],
+    value: ["0"],
+    data: ["0x"],
+    auth
+  })
+  const send = (body: unknown, headers = bearer) => f.call("POST", "/v1/kernel/tx", body, headers)
+
+  beforeAll(async () => {
+    issuer = await startIssuer()
+    f = await startKernelFixture({
+      providers: {
+        ext: {
+          kind: "jwks",
+          jwksUrl: issuer.jwksUrl,
+          issuer: "https://id.example.com",
+          audience: "walletgate-app",
+          algorithms: ["RS256"]
+        }
+      },
+      apps: [
+        {
+          clientId: "wgc_live",
+          secretHash: hashClientSecret("wgs_live"),
+          providers: { phone: { kind: "phone" } },
+          testMode: false
+        }
+      ]
+    })
+    bearer = { authorization: `Bearer ${await f.accessToken()}` }
+  })
+  afterAll(async () => {
+    await f.stop()
+    await issuer.stop()
+  })
+
+  it("requires a Bearer access token", async () => {
+    for (const headers of [{}, { authorization: "Bearer nope" }, { authorization: "Basic abc" }]) {
+      const answer = await send(tx("phone:x", ""), headers)
+      expect(answer.status).toBe(401)
+      expect(answer.body.code).toBe("invalid_token")
+      expect(answer.headers.get("www-authenticate")).toBe('Bearer error="invalid_token"')
+    }
+  })
+
+  it("does not take a user JWT as an access token", async () => {
+    const user = await f.phoneUser()
+    const answer = await send(tx(user.userId, user.jwt), { authorization: `Bearer ${user.jwt}` })
+    expect(answer.status).toBe(401)
+    expect(answer.body.code).toBe("invalid_token")
+  })
+
+  it("does not take an access token as the user's auth", async () => {
+    const user = await f.phoneUser()
+    const answer = await send(tx(user.userId, String(bearer.authorization).slice(7)))
+    expect(answer.status).toBe(401)
+    expect(answer.body.code).toBe("invalid_auth")
+  })
+
+  it("accepts the native phone JWT of the user, and refuses another user's", async () => {
+    const user = await f.phoneUser()
+    const other = await f.phoneUser(OTHER_PHONE)
+    expect((await send(tx(user.userId, user.jwt))).status).toBe(200)
+    const answer = await send(tx(user.userId, other.jwt))
+    expect(answer.status).toBe(403)
+    expect(answer.body.code).toBe("forbidden")
+  })
+
+  it("refuses a provider the app may not use", async () => {
+    const answer = await send(tx("google:12345", "x"))
+    expect(answer.status).toBe(403)
+    expect(answer.body.code).toBe("forbidden")
+  })
+
+  it("accepts an external provider's token for its subject only", async () => {
+    expect((await send(tx("ext:user-42", await issuer.sign("user-42")))).status).toBe(200)
+    const other = await send(tx("ext:user-42", await issuer.sign("user-43")))
+    expect(other.status).toBe(403)
+  })
+
+  it("refuses a token of another provider", async () => {
+    const user = await f.phoneUser()
+    // A phone JWT presented for the external provider, and an external token for the phone provider.
+    expect((await send(tx(`ext:${user.userId.slice(6)}`, user.jwt))).body.code).toBe("invalid_auth")
+    expect((await send(tx(user.userId, await issuer.sign(user.userId.slice(6))))).body.code).toBe("invalid_auth")
+  })
+
+  it("refuses expired tokens, other algorithms, other keys and other issuers", async () => {
+    const { privateKey: stranger } = await generateKeyPair("RS256")
+    const { privateKey: ecKey } = await generateKeyPair("ES256")
+    const tokens = [
+      await issuer.sign("user-42", { expiresIn: Math.floor(Date.now() / 1000) - 120 }),
+      await issuer.sign("user-42", { key: stranger }),
+      await issuer.sign("user-42", { key: ecKey, alg: "ES256" }),
+      await issuer.sign("user-42", { issuer: "https://evil.example.com" }),
+      "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ1c2VyLTQyIn0."
+    ]
+    for (const token of tokens) {
+      const answer = await send(tx("ext:user-42", token))
+      expect(answer.status).toBe(401)
+      expect(answer.body.code).toBe("invalid_auth")
+    }
+  })
+
+  it("answers 503 when the external key set cannot be fetched", async () => {
+    const fresh = await startKernelFixture({
+      providers: {
+        down: {
+          kind: "jwks",
+          jwksUrl: "http://127.0.0.1:9/jwks.json",
+          issuer: "x",
+          audience: "y",
+          algorithms: ["RS256"]
+        }
+      }
+    })
+    try {
+      const answer = await fresh.call("POST", "/v1/kernel/tx", tx("down:u1", await issuer.sign("u1")), {
+        authorization: `Bearer ${await fresh.accessToken()}`
+      })
+      expect(answer.status).toBe(503)
+      expect(answer.body.code).toBe("identity_provider_unavailable")
+    } finally {
+      await fresh.stop()
+    }
+  })
+
+  it("accepts blank auth only from a test-mode app on a test network", async () => {
+    expect((await send(tx("phone:someone", ""))).status).toBe(200)
+    const live = await send(tx("phone:someone", "", "live"))
+    expect(live.status).toBe(401)
+    expect(live.body.code).toBe("invalid_auth")
+    const liveApp = {
+      authorization: `Bearer ${await f.accessToken({ clientId: "wgc_live", clientSecret: "wgs_live" })}`
+    }
+    const notTestMode = await send(tx("phone:someone", ""), liveApp)
+    expect(notTestMode.status).toBe(401)
+    expect(notTestMode.body.code).toBe("invalid_auth")
+  })
+
+  it("names every invalid field and index", async () => {
+    const answer = await send({
+      userId: "no-provider",
+      chain: "anvil",
+      to: ["0x52908400098527886E0F7030069857D2E4169EE7", "0x8617E340B3D01FA5F11F306F4090FD50E238070d", "0x12"],
+      value: ["1", "-1", "115792089237316195423570985008687907853269984665640564039457584007913129639936"],
+      data: ["0x", "abc", "0xzz"]
+    })
+    expect(answer.status).toBe(400)
+    expect((answer.body.errors as Array<{ path: string }>).map((error) => error.path)).toEqual([
+      "/userId",
+      "/to/1",
+      "/to/2",
+      "/value/1",
+      "/value/2",
+      "/data/1",
+      "/data/2"
+    ])
+  })
+
+  it("checks the arrays are parallel and within the batch limit", async () => {
+    const mismatch = await send({ ...tx("phone:x", ""), value: ["1", "2"] })
+    expect(mismatch.body.errors).toEqual([{ path: "/value", message: "Expected 1 items, as in to" }])
+    const many = Array.from({ length: 17 }, () => freshAddress())
+    const tooMany = await send({
+      ...tx("phone:x", ""),
+      to: many,
+      value: many.map(() => "0"),
+      data: many.map(() => "0x")
+    })
+    expect(tooMany.body.errors).toEqual([{ path: "/to", message: "Expected at most 16 calls" }])
+    const empty = await send({ ...tx("phone:x", ""), to: [], value: [], data: [] })
+    expect(empty.body.errors).toEqual([{ path: "/to", message: "Expected at least 1 call" }])
+  })
+
+  it("refuses chains it does not serve", async () => {
+    for (const chain of ["mainnet", "1", "31338"]) {
+      const answer = await send(tx("phone:x", "", chain))
+      expect(answer.status).toBe(400)
+      expect(answer.body.code).toBe("unsupported_chain")
+    }
+    // A chain id works as well as the slug.
+    expect((await send(tx("phone:x", "", String(f.local.network.chainId)))).status).toBe(200)
+  })
+
+  it("shows a transaction only to the app that sent it", async () => {
+    const sent = await send(tx("phone:x", ""))
+    const liveApp = {
+      authorization: `Bearer ${await f.accessToken({ clientId: "wgc_live", clientSecret: "wgs_live" })}`
+    }
+    const other = await f.call("GET", `/v1/kernel/tx/${String(sent.body.id)}`, undefined, liveApp)
+    expect(other.status).toBe(404)
+    expect(other.body.code).toBe("tx_not_found")
+    expect((await f.call("GET", `/v1/kernel/tx/${String(sent.body.id)}`, undefined, bearer)).status).toBe(200)
+  })
+})
