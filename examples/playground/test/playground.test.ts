@@ -37,22 +37,66 @@ const start = (env: Record<string, string>) => {
 }
 
 describe("the playground (npm start)", () => {
-  it("serves phone sign-in on the embedded defaults, with the code in the console outbox", async () => {
+  it("walks through the README: phone sign-in, an access token, and a kernel tx moving test ETH", async () => {
     const playground = start({})
     const [, base] = (await playground.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/)) as RegExpMatchArray
-    const post = (path: string, body: unknown) =>
-      fetch(`${base}${path}`, {
+    const [, rpcUrl] = (await playground.waitFor(/at (http:\/\/127\.0\.0\.1:\d+)/)) as RegExpMatchArray
+    const [, clientId, clientSecret] = (await playground.waitFor(
+      /client_id (\S+) client_secret (\S+)/
+    )) as RegExpMatchArray
+    const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
+      const response = await fetch(`${base}${path}`, {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        headers: { "content-type": "application/json", ...headers },
         body: JSON.stringify(body)
       })
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> }
+    }
+    const rpc = async (method: string, params: Array<unknown>) => {
+      const response = await fetch(rpcUrl as string, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params })
+      })
+      return ((await response.json()) as { result: unknown }).result
+    }
+
     expect((await post("/functions/v1/signInWithOTP", { phone: "+14155552671" })).status).toBe(200)
     const [, code] = (await playground.waitFor(
       /\[walletgate sms outbox\] to \*\*\*2671: .*?(\d{6})/
     )) as RegExpMatchArray
     const verified = await post("/functions/v1/verifyOTP", { phone: "+14155552671", token: code })
     expect(verified.status).toBe(200)
-    expect(await verified.json()).toMatchObject({ token_type: "bearer", user: { phone: "+14155552671" } })
+    const jwt = String(verified.body.access_token)
+    const userId = `phone:${(verified.body.user as { id: string }).id}`
+
+    const granted = await post("/v1/auth", { client_id: clientId, client_secret: clientSecret })
+    expect(granted.status).toBe(200)
+    const bearer = { authorization: `Bearer ${String(granted.body.access_token)}` }
+
+    // A first, empty call deploys the wallet and tells its address; anvil then funds it.
+    const recipient = "0x000000000000000000000000000000000000dEaD"
+    const first = await post(
+      "/v1/kernel/tx",
+      { userId, chain: "anvil", to: [recipient], value: ["0"], data: ["0x"], auth: jwt },
+      bearer
+    )
+    expect(first.status).toBe(200)
+    await rpc("anvil_setBalance", [first.body.account, "0xde0b6b3a7640000"])
+    const before = BigInt(String(await rpc("eth_getBalance", [recipient, "latest"])))
+    const sent = await post(
+      "/v1/kernel/tx",
+      { userId, chain: "anvil", to: [recipient], value: ["250000000000000000"], data: ["0x"], auth: jwt },
+      bearer
+    )
+    expect(sent.status).toBe(200)
+    expect(sent.body.account).toBe(first.body.account)
+    let after = before
+    for (let i = 0; i < 100 && after === before; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      after = BigInt(String(await rpc("eth_getBalance", [recipient, "latest"])))
+    }
+    expect(after - before).toBe(250_000_000_000_000_000n)
     playground.child.kill("SIGTERM")
     expect(await playground.exited).toBe(0)
   })
@@ -62,7 +106,8 @@ describe("the playground (npm start)", () => {
     [{ WALLETGATE_SMS: "twilio" }, "TWILIO_ACCOUNT_SID"],
     [{ WALLETGATE_SMS: "twilio", TWILIO_ACCOUNT_SID: "AC1", TWILIO_AUTH_TOKEN: "t" }, "TWILIO_FROM"],
     [{ WALLETGATE_SMS: "webhook", WALLETGATE_SMS_WEBHOOK_URL: "not a url" }, "WALLETGATE_SMS_WEBHOOK_URL"],
-    [{ PORT: "70000" }, "PORT"]
+    [{ PORT: "70000" }, "PORT"],
+    [{ WALLETGATE_MASTER_SECRET: "short" }, "WALLETGATE_MASTER_SECRET"]
   ])("stops at start on invalid configuration %o, naming %s", async (env, variable) => {
     const playground = start(env)
     expect(await playground.exited).toBe(1)

@@ -53,3 +53,13 @@ export const portFromEnv: Config.Config<number> = Config.schema(
 
 /** The interface to listen on: `HOST`, default `127.0.0.1` (set `0.0.0.0` to accept other machines). */
 export const hostFromEnv: Config.Config<string> = Config.NonEmptyString("HOST").pipe(Config.withDefault("127.0.0.1"))
+
+/**
+ * The wallet master secret (`KeyVault.derived`): `WALLETGATE_MASTER_SECRET`, at least 32 characters, or
+ * `fallback` when unset. Losing or leaking it loses or leaks every wallet: keep it in a secrets manager.
+ */
+export const masterSecretFromEnv = (fallback: string): Config.Config<string> =>
+  Config.schema(
+    Schema.String.check(Schema.isMinLength(32, { message: "Expected at least 32 characters" })),
+    "WALLETGATE_MASTER_SECRET"
+  ).pipe(Config.withDefault(fallback))

@@ -33,7 +33,11 @@ export const TEST_CODE = "123456"
 
 /** A gateway on a fresh anvil with one app, plus helpers to call it and read the chain. */
 export const startKernelFixture = async (
-  extra: { readonly providers?: App["providers"]; readonly apps?: ReadonlyArray<App> } = {}
+  extra: {
+    readonly providers?: App["providers"]
+    readonly apps?: ReadonlyArray<App>
+    readonly relayerLowBalanceWei?: bigint
+  } = {}
 ) => {
   const local: LocalNetwork = await startLocalNetwork()
   const chain = defineChain({
@@ -56,7 +60,8 @@ export const startKernelFixture = async (
         otp: { testPhones: { [TEST_PHONE]: TEST_CODE, [OTHER_PHONE]: TEST_CODE } },
         networks: [local.network, { ...local.network, slug: "live" }].map((network, index) => ({
           ...network,
-          testnet: index === 0
+          testnet: index === 0,
+          ...(extra.relayerLowBalanceWei === undefined ? {} : { relayerLowBalanceWei: extra.relayerLowBalanceWei })
         })),
         apps: [
           {

@@ -154,4 +154,22 @@ describe("POST /v1/kernel/tx on a real anvil", () => {
     expect(answer.headers.get("retry-after")).toBe("5")
     await down.gateway.dispose()
   })
+
+  it("reports the relayer's balance, and a low one, on the health endpoint", async () => {
+    const healthy = await f.call("GET", "/v1/health")
+    expect(healthy.status).toBe(200)
+    expect(healthy.body.status).toBe("ok")
+    const low = await startKernelFixture({ relayerLowBalanceWei: 10n ** 30n })
+    try {
+      const degraded = await low.call("GET", "/v1/health")
+      expect(degraded.status).toBe(503)
+      expect(degraded.body.status).toBe("degraded")
+      expect(degraded.body.relayers).toEqual([
+        expect.objectContaining({ network: "anvil", low: true, reachable: true }),
+        expect.objectContaining({ network: "live", low: true, reachable: true })
+      ])
+    } finally {
+      await low.stop()
+    }
+  })
 })
