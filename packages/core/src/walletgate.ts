@@ -19,6 +19,10 @@ import { PhoneSignIn } from "./otp/PhoneSignIn"
 import { OtpPolicy, type OtpPolicyOptions } from "./otp/policy"
 import { otpRoutes } from "./otp/routes"
 import { SmsSender } from "./otp/SmsSender"
+import { type ApiKeyRecord, ApiKeyStore } from "./payout/ApiKeys"
+import { type AutomationAccount, AutomationAccounts } from "./payout/accounts"
+import { Payouts } from "./payout/Payouts"
+import { payoutRoutes } from "./payout/routes"
 import { SecureRandom } from "./random/SecureRandom"
 import { RateLimiter } from "./ratelimit/RateLimiter"
 import { AccountLocks } from "./state/AccountLocks"
@@ -40,6 +44,8 @@ export type GatewayPorts =
   | TransactionLog
   | AccountLocks
   | IdempotencyStore
+  | ApiKeyStore
+  | AutomationAccounts
 
 /** Options of {@link embeddedPorts}. */
 export interface EmbeddedOptions {
@@ -56,6 +62,10 @@ export interface EmbeddedOptions {
    * it a random one is made at start: every wallet then changes on restart, which is only fit for tests.
    */
   readonly masterSecret?: string
+  /** API keys of the automation interface (records; see `createApiKey`). */
+  readonly apiKeys?: ReadonlyArray<ApiKeyRecord>
+  /** Automation accounts and their payout plans (see `registerAutomationAccount`). */
+  readonly automationAccounts?: ReadonlyArray<AutomationAccount>
 }
 
 const ephemeralVault = Layer.unwrap(
@@ -86,7 +96,9 @@ export const embeddedPorts = (options: EmbeddedOptions = {}): Layer.Layer<Gatewa
     options.masterSecret === undefined ? ephemeralVault : KeyVault.derived(options.masterSecret),
     TransactionLog.memory,
     AccountLocks.memory,
-    IdempotencyStore.memory
+    IdempotencyStore.memory,
+    ApiKeyStore.memory(options.apiKeys),
+    AutomationAccounts.memory(options.automationAccounts)
   )
 
 /** Options of {@link makeGateway}. */
@@ -114,11 +126,12 @@ export const makeGateway = <E = never>(options: MakeGatewayOptions<E> = {}): Gat
     PhoneSignIn.layer,
     appAuth,
     relay,
-    Kernel.layer(options.kernel).pipe(Layer.provide(Layer.merge(appAuth, relay)))
+    Kernel.layer(options.kernel).pipe(Layer.provide(Layer.merge(appAuth, relay))),
+    Payouts.layer.pipe(Layer.provide(relay))
   ).pipe(Layer.provideMerge(ports))
   const layer = options.loggers === undefined ? services : Layer.merge(services, Logger.layer(options.loggers))
   return makeGatewayFromRoutes({
-    routes: [...otpRoutes, ...authRoutes, ...kernelRoutes],
+    routes: [...otpRoutes, ...authRoutes, ...kernelRoutes, ...payoutRoutes],
     layer,
     ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit })
   })

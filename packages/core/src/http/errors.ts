@@ -3,6 +3,15 @@ import type { Forbidden, IdentityProviderUnavailable, InvalidAuth, TokenRejected
 import type { ChainUnavailable } from "../chain/networks"
 import type { CallReverted, TxNotFound, UnsupportedChain } from "../kernel/errors"
 import type { InvalidPhone, OtpInvalid, RateLimited, SmsDeliveryFailed } from "../otp/errors"
+import type {
+  AccountNotFound,
+  InsufficientBalance,
+  InvalidApiKey,
+  NoPayoutPlan,
+  NothingToDisperse,
+  PayoutNotFound,
+  UnknownNetwork
+} from "../payout/errors"
 import type { StoreUnavailable } from "../state/errors"
 import type { IdempotencyInFlight, IdempotencyKeyReused } from "./idempotency"
 
@@ -68,6 +77,13 @@ export type GatewayError =
   | ChainUnavailable
   | IdempotencyKeyReused
   | IdempotencyInFlight
+  | InvalidApiKey
+  | UnknownNetwork
+  | AccountNotFound
+  | NoPayoutPlan
+  | NothingToDisperse
+  | InsufficientBalance
+  | PayoutNotFound
 
 /** How one error is answered: status, stable code, title, and what else it may carry. */
 export interface ProblemMapping<E> {
@@ -219,5 +235,49 @@ export const problemTable: ProblemTable = {
     title: "Request in progress",
     detail: () => "The first request with this Idempotency-Key is still running. Retry shortly.",
     headers: () => ({ "retry-after": "1" })
+  },
+  InvalidApiKey: {
+    status: 401,
+    code: "invalid_api_key",
+    title: "Invalid API key",
+    detail: () => "Send a valid, unrevoked key in the X-API-KEY header."
+  },
+  UnknownNetwork: {
+    status: 404,
+    code: "unknown_network",
+    title: "Unknown network",
+    detail: (e) => `This gateway does not serve the network "${e.network}".`
+  },
+  AccountNotFound: {
+    status: 404,
+    code: "account_not_found",
+    title: "Account not found",
+    detail: () => "No automation account at this address on this network."
+  },
+  NoPayoutPlan: {
+    status: 422,
+    code: "no_payout_plan",
+    title: "No payout plan",
+    detail: () => "The account has no payout plan; send assets, amounts and recipients."
+  },
+  NothingToDisperse: {
+    status: 422,
+    code: "nothing_to_disperse",
+    title: "Nothing to disperse",
+    detail: (e) => `${e.available} is available (balance less reserve); the minimum payout is ${e.minimum}.`,
+    extensions: (e) => ({ available: e.available, minimum: e.minimum })
+  },
+  InsufficientBalance: {
+    status: 422,
+    code: "insufficient_balance",
+    title: "Insufficient balance",
+    detail: (e) => `The payout needs ${e.requested} of ${e.asset}; the account holds ${e.available}.`,
+    extensions: (e) => ({ asset: e.asset, requested: e.requested, available: e.available })
+  },
+  PayoutNotFound: {
+    status: 404,
+    code: "payout_not_found",
+    title: "Payout not found",
+    detail: () => "No such payout for this account."
   }
 }

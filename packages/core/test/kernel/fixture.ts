@@ -1,6 +1,9 @@
 import {
+  type ApiKeyRecord,
   type App,
+  type AutomationAccount,
   anvilMnemonic,
+  automationSalt,
   deployTestToken,
   deriveOwnerKey,
   embeddedPorts,
@@ -8,10 +11,12 @@ import {
   hashClientSecret,
   type LocalNetwork,
   makeGateway,
+  type PayoutPlan,
   predictAccountAddress,
   startLocalNetwork,
   testTokenArtifact
 } from "@walletgate/core"
+import type { Logger } from "effect"
 import { Layer } from "effect"
 import {
   type Address,
@@ -37,6 +42,13 @@ export const startKernelFixture = async (
     readonly providers?: App["providers"]
     readonly apps?: ReadonlyArray<App>
     readonly relayerLowBalanceWei?: bigint
+    /** API keys to register, given the automation accounts. */
+    readonly apiKeys?: (accounts: ReadonlyArray<AutomationAccount>) => ReadonlyArray<ApiKeyRecord>
+    /** Automation accounts to register, given the test token's address. */
+    readonly automation?: (
+      token: Address
+    ) => ReadonlyArray<{ readonly accountKey: string; readonly network?: string; readonly plan?: PayoutPlan }>
+    readonly loggers?: ReadonlyArray<Logger.Logger<unknown, unknown>>
   } = {}
 ) => {
   const local: LocalNetwork = await startLocalNetwork()
@@ -53,6 +65,22 @@ export const startKernelFixture = async (
     account: mnemonicToAccount(anvilMnemonic, { addressIndex: 3 })
   })
   const token = await deployTestToken(funder, publicClient, { name: "Test USD", symbol: "TUSD", decimals: 6 })
+  const automationAccounts: Array<AutomationAccount> = []
+  for (const wanted of extra.automation?.(token) ?? []) {
+    const owner = privateKeyToAccount(deriveOwnerKey(MASTER_SECRET, `automation:${wanted.accountKey}`)).address
+    const address = await predictAccountAddress(
+      publicClient,
+      local.contracts.walletFactory,
+      owner,
+      automationSalt(wanted.accountKey)
+    )
+    automationAccounts.push({
+      address,
+      network: wanted.network ?? "anvil",
+      accountKey: wanted.accountKey,
+      ...(wanted.plan === undefined ? {} : { plan: wanted.plan })
+    })
+  }
   const gateway: Gateway = makeGateway({
     ports: Layer.mergeAll(
       embeddedPorts({
@@ -71,10 +99,12 @@ export const startKernelFixture = async (
             testMode: true
           },
           ...(extra.apps ?? [])
-        ]
+        ],
+        apiKeys: extra.apiKeys?.(automationAccounts) ?? [],
+        automationAccounts
       })
     ),
-    ...(process.env.KERNEL_DEBUG === undefined ? { loggers: [] } : {})
+    ...(process.env.KERNEL_DEBUG === undefined ? { loggers: extra.loggers ?? [] } : {})
   })
 
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
@@ -142,7 +172,20 @@ export const startKernelFixture = async (
     await local.stop()
   }
 
-  return { local, publicClient, token, gateway, call, accessToken, phoneUser, walletOf, fund, tokenBalance, stop }
+  return {
+    local,
+    publicClient,
+    token,
+    gateway,
+    call,
+    accessToken,
+    phoneUser,
+    walletOf,
+    fund,
+    tokenBalance,
+    automationAccounts,
+    stop
+  }
 }
 
 /** A fresh address nobody holds. */

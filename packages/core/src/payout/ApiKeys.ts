@@ -1,0 +1,133 @@
+import { createHash, timingSafeEqual } from "node:crypto"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import { SecureRandom } from "../random/SecureRandom"
+import type { StoreUnavailable } from "../state/errors"
+import { InvalidApiKey } from "./errors"
+
+/** An API key's mode: `live` keys move real funds; `test` keys only ever act on test networks. */
+export const ApiKeyMode = Schema.Literals(["live", "test"])
+/** An API key's mode. */
+export type ApiKeyMode = typeof ApiKeyMode.Type
+
+/** An API key as stored: never the key itself, only its SHA-256. */
+export const ApiKeyRecord = Schema.Struct({
+  /** Public identifier: the 12 characters after the prefix; shown in listings and used to revoke. */
+  id: Schema.String,
+  mode: ApiKeyMode,
+  /** SHA-256 (hex) of the whole key. */
+  hash: Schema.String,
+  /** The networks (slugs) the key may act on. */
+  networks: Schema.Array(Schema.String),
+  /** The account addresses (lower-case) the key may act on. */
+  accounts: Schema.Array(Schema.String),
+  createdAt: Schema.Number,
+  lastUsedAt: Schema.optionalKey(Schema.Number),
+  revokedAt: Schema.optionalKey(Schema.Number)
+})
+/** An API key as stored. */
+export type ApiKeyRecord = typeof ApiKeyRecord.Type
+
+/** The API keys of the automation interface. */
+export class ApiKeyStore extends Context.Service<
+  ApiKeyStore,
+  {
+    readonly save: (record: ApiKeyRecord) => Effect.Effect<void, StoreUnavailable>
+    readonly find: (id: string) => Effect.Effect<ApiKeyRecord | undefined, StoreUnavailable>
+    readonly list: Effect.Effect<ReadonlyArray<ApiKeyRecord>, StoreUnavailable>
+    /** Records a use (best effort: at most once a minute matters). */
+    readonly touch: (id: string, at: number) => Effect.Effect<void, StoreUnavailable>
+    readonly revoke: (id: string, at: number) => Effect.Effect<boolean, StoreUnavailable>
+  }
+>()("@walletgate/core/ApiKeyStore") {
+  /** Keys in this process's memory, seeded with `records`. */
+  static readonly memory = (records: ReadonlyArray<ApiKeyRecord> = []): Layer.Layer<ApiKeyStore> =>
+    Layer.sync(ApiKeyStore, () => {
+      const byId = new Map(records.map((record) => [record.id, record]))
+      return ApiKeyStore.of({
+        save: (record) =>
+          Effect.sync(() => {
+            byId.set(record.id, record)
+          }),
+        find: (id) => Effect.sync(() => byId.get(id)),
+        list: Effect.sync(() => [...byId.values()]),
+        touch: (id, at) =>
+          Effect.sync(() => {
+            const record = byId.get(id)
+            if (record !== undefined) byId.set(id, { ...record, lastUsedAt: at })
+          }),
+        revoke: (id, at) =>
+          Effect.sync(() => {
+            const record = byId.get(id)
+            if (record === undefined || record.revokedAt !== undefined) return false
+            byId.set(id, { ...record, revokedAt: at })
+            return true
+          })
+      })
+    })
+}
+
+const KEY_FORMAT = /^wg_(live|test)_([A-Za-z0-9_-]{12})([A-Za-z0-9_-]{32,})$/
+
+/** SHA-256 (hex) of an API key, as stored. */
+export const hashApiKey = (key: string): string => createHash("sha256").update(key).digest("hex")
+
+/** A new key's parameters. */
+export interface NewApiKey {
+  readonly mode: ApiKeyMode
+  readonly networks: ReadonlyArray<string>
+  readonly accounts: ReadonlyArray<string>
+}
+
+/** The record of a key and the key itself, made from `random` (256 bits) at `now`; the key is shown only once. */
+export const makeApiKey = Effect.fnUntraced(function* (options: NewApiKey) {
+  const random = yield* SecureRandom
+  const now = yield* Clock.currentTimeMillis
+  const body = Buffer.from(yield* random.bytes(33)).toString("base64url")
+  const key = `wg_${options.mode}_${body}`
+  const record: ApiKeyRecord = {
+    id: body.slice(0, 12),
+    mode: options.mode,
+    hash: hashApiKey(key),
+    networks: [...options.networks],
+    accounts: options.accounts.map((account) => account.toLowerCase()),
+    createdAt: now
+  }
+  return { key, record }
+})
+
+/** Creates and stores a key; returns the key (only this once) and its record. */
+export const createApiKey = Effect.fnUntraced(function* (options: NewApiKey) {
+  const made = yield* makeApiKey(options)
+  yield* (yield* ApiKeyStore).save(made.record)
+  return made
+})
+
+/** Every key's record; never a key. */
+export const listApiKeys = Effect.gen(function* () {
+  return yield* (yield* ApiKeyStore).list
+})
+
+/** Revokes the key with `id`; it stops working at once. Returns whether a live key was revoked. */
+export const revokeApiKey = Effect.fnUntraced(function* (id: string) {
+  return yield* (yield* ApiKeyStore).revoke(id, yield* Clock.currentTimeMillis)
+})
+
+/** The record of a presented `X-API-KEY`, compared in constant time; unknown, malformed or revoked → `InvalidApiKey`. */
+export const authenticateApiKey = Effect.fnUntraced(function* (presented: string | undefined) {
+  const match = KEY_FORMAT.exec(presented ?? "")
+  const id = match?.[2]
+  if (presented === undefined || id === undefined) return yield* new InvalidApiKey()
+  const store = yield* ApiKeyStore
+  const record = yield* store.find(id)
+  const expected = Buffer.from(record?.hash ?? "00".repeat(32), "hex")
+  const actual = Buffer.from(hashApiKey(presented), "hex")
+  const matches = expected.length === actual.length && timingSafeEqual(expected, actual)
+  if (record === undefined || !matches || record.revokedAt !== undefined) return yield* new InvalidApiKey()
+  const now = yield* Clock.currentTimeMillis
+  if (record.lastUsedAt === undefined || now - record.lastUsedAt > 60_000) yield* store.touch(record.id, now)
+  return record
+})

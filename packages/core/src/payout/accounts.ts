@@ -1,0 +1,99 @@
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import { type Hex, keccak256, toHex, zeroAddress } from "viem"
+import { BatchRelay } from "../chain/BatchRelay"
+import { Networks } from "../chain/networks"
+import { AddressString, Uint256String } from "../chain/schemas"
+import { UnsupportedChain } from "../kernel/errors"
+import { KeyVault } from "../kernel/KeyVault"
+import type { StoreUnavailable } from "../state/errors"
+
+/** The native coin in payouts: the zero address, as existing clients send it. */
+export const NATIVE_ASSET = zeroAddress
+
+/** How an account's funds are paid out: one asset, recipients by share, a minimum and a reserve. */
+export const PayoutPlan = Schema.Struct({
+  /** `0x000…000` for the native coin, else an ERC-20 address. */
+  asset: AddressString,
+  recipients: Schema.Array(
+    Schema.Struct({
+      address: AddressString,
+      /** Share in basis points; the shares of a plan add up to 10 000. */
+      shareBps: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 10_000 }))
+    })
+  ).check(
+    Schema.makeFilter((recipients) => recipients.reduce((sum, recipient) => sum + recipient.shareBps, 0) === 10_000, {
+      message: "Expected shares adding up to 10 000 basis points"
+    }),
+    Schema.isMinLength(1)
+  ),
+  /** Below this available amount (base units) nothing is paid. */
+  minimumPayout: Uint256String,
+  /** Kept back in the account (base units). */
+  reserve: Uint256String
+})
+/** How an account's funds are paid out. */
+export type PayoutPlan = typeof PayoutPlan.Type
+
+/** An account the service operates for automation. */
+export interface AutomationAccount {
+  /** The account's checksummed address. */
+  readonly address: string
+  /** The network slug. */
+  readonly network: string
+  /** Names the account to the `KeyVault` (its owner key) and salts its CREATE2 address. */
+  readonly accountKey: string
+  readonly plan?: PayoutPlan
+}
+
+/** The automation accounts and their payout plans. */
+export class AutomationAccounts extends Context.Service<
+  AutomationAccounts,
+  {
+    readonly find: (network: string, address: string) => Effect.Effect<AutomationAccount | undefined, StoreUnavailable>
+    readonly save: (account: AutomationAccount) => Effect.Effect<void, StoreUnavailable>
+  }
+>()("@walletgate/core/AutomationAccounts") {
+  /** Accounts in this process's memory, seeded with `accounts`. */
+  static readonly memory = (accounts: ReadonlyArray<AutomationAccount> = []): Layer.Layer<AutomationAccounts> =>
+    Layer.sync(AutomationAccounts, () => {
+      const key = (network: string, address: string) => `${network}:${address.toLowerCase()}`
+      const byKey = new Map(accounts.map((account) => [key(account.network, account.address), account]))
+      return AutomationAccounts.of({
+        find: (network, address) => Effect.sync(() => byKey.get(key(network, address))),
+        save: (account) =>
+          Effect.sync(() => {
+            byKey.set(key(account.network, account.address), account)
+          })
+      })
+    })
+}
+
+/** The CREATE2 salt of an automation account. */
+export const automationSalt = (accountKey: string): Hex => keccak256(toHex(`automation:${accountKey}`))
+
+/**
+ * Registers an automation account on `network` named `accountKey` (its owner key comes from the
+ * `KeyVault`), with an optional payout plan; returns it with its counterfactual address, where funds
+ * can be sent before it is ever deployed.
+ */
+export const registerAutomationAccount = Effect.fnUntraced(function* (options: {
+  readonly network: string
+  readonly accountKey: string
+  readonly plan?: PayoutPlan
+}) {
+  const network = (yield* Networks).resolve(options.network)
+  if (network === undefined) return yield* new UnsupportedChain({ chain: options.network })
+  const owner = yield* (yield* KeyVault).owner(`automation:${options.accountKey}`)
+  const address = yield* (yield* BatchRelay).accountAddress(network, owner.address, automationSalt(options.accountKey))
+  const account: AutomationAccount = {
+    address,
+    network: network.slug,
+    accountKey: options.accountKey,
+    ...(options.plan === undefined ? {} : { plan: options.plan })
+  }
+  yield* (yield* AutomationAccounts).save(account)
+  return account
+})

@@ -1,0 +1,39 @@
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { idempotent } from "../http/idempotency"
+import { decoderOf, routeWithBody, routeWithoutBody } from "../http/route"
+import { authenticateApiKey } from "./ApiKeys"
+import { Payouts } from "./Payouts"
+import { DisperseRequest, PayoutPath } from "./schemas"
+
+const decodePath = decoderOf(PayoutPath)
+const decodeDisperse = decoderOf(DisperseRequest)
+
+/** `POST /v1/:network/account/:address/payout/disperse` and `GET /v1/:network/account/:address/payout/:id`. */
+export const payoutRoutes = [
+  routeWithBody("POST", "/v1/:network/account/:address/payout/disperse", Schema.Unknown, (body, context) =>
+    Effect.gen(function* () {
+      // The key first: without one, nothing about the account or the body is revealed.
+      const key = yield* authenticateApiKey(context.request.headers["x-api-key"])
+      const path = yield* decodePath(context.params)
+      const request = yield* decodeDisperse(body)
+      const payouts = yield* Payouts
+      return yield* idempotent({
+        key: context.request.headers["idempotency-key"],
+        scope: `payout:${path.network}:${path.address.toLowerCase()}`,
+        request,
+        run: payouts
+          .disperse(key, path.network, path.address, request)
+          .pipe(Effect.map((view) => ({ status: 200, body: view })))
+      })
+    })
+  ),
+  routeWithoutBody("GET", "/v1/:network/account/:address/payout/:id", (context) =>
+    Effect.gen(function* () {
+      const key = yield* authenticateApiKey(context.request.headers["x-api-key"])
+      const path = yield* decodePath(context.params)
+      const payouts = yield* Payouts
+      return { status: 200, body: yield* payouts.find(key, path.network, path.address, context.params.id ?? "") }
+    })
+  )
+]
