@@ -70,6 +70,46 @@ export class ApiKeyStore extends Context.Service<
     })
 }
 
+/**
+ * Keys in a JSON file, for a single instance and the `walletgate keys` CLI: every change rewrites the
+ * file atomically (write, then rename), so the server always reads a whole file. Keep the file private:
+ * it holds hashes, not keys, but also every key's scope.
+ */
+export const apiKeyFileStore = (path: string): Layer.Layer<ApiKeyStore> =>
+  Layer.sync(ApiKeyStore, () => {
+    const fs = process.getBuiltinModule("node:fs")
+    const decode = Schema.decodeUnknownSync(Schema.Array(ApiKeyRecord))
+    const read = (): Array<ApiKeyRecord> => {
+      if (!fs.existsSync(path)) return []
+      return [...decode(JSON.parse(fs.readFileSync(path, "utf8")))]
+    }
+    const write = (records: ReadonlyArray<ApiKeyRecord>) => {
+      const temporary = `${path}.${process.pid}.tmp`
+      fs.writeFileSync(temporary, `${JSON.stringify(records, null, 2)}\n`, { mode: 0o600 })
+      fs.renameSync(temporary, path)
+    }
+    const update = (id: string, change: (record: ApiKeyRecord) => ApiKeyRecord | undefined) => {
+      const records = read()
+      const index = records.findIndex((record) => record.id === id)
+      const current = records[index]
+      const next = current === undefined ? undefined : change(current)
+      if (next === undefined) return false
+      records[index] = next
+      write(records)
+      return true
+    }
+    return ApiKeyStore.of({
+      save: (record) => Effect.sync(() => write([...read().filter((existing) => existing.id !== record.id), record])),
+      find: (id) => Effect.sync(() => read().find((record) => record.id === id)),
+      list: Effect.sync(read),
+      touch: (id, at) => Effect.sync(() => void update(id, (record) => ({ ...record, lastUsedAt: at }))),
+      revoke: (id, at) =>
+        Effect.sync(() =>
+          update(id, (record) => (record.revokedAt === undefined ? { ...record, revokedAt: at } : undefined))
+        )
+    })
+  })
+
 const KEY_FORMAT = /^wg_(live|test)_([A-Za-z0-9_-]{12})([A-Za-z0-9_-]{32,})$/
 
 /** SHA-256 (hex) of an API key, as stored. */

@@ -1,0 +1,93 @@
+#!/usr/bin/env node
+// `walletgate keys create|list|revoke`: API keys of the automation interface, for operators.
+import { parseArgs } from "node:util"
+import * as Effect from "effect/Effect"
+import {
+  type ApiKeyMode,
+  type ApiKeyStore,
+  apiKeyFileStore,
+  createApiKey,
+  listApiKeys,
+  revokeApiKey
+} from "../payout/ApiKeys"
+import { SecureRandom } from "../random/SecureRandom"
+
+const USAGE = `usage:
+  walletgate keys create --network <slug> [--network …] --account <address> [--account …] [--mode live|test]
+  walletgate keys list
+  walletgate keys revoke <key id>
+options:
+  --file <path>   the key file (default: $WALLETGATE_KEYS_FILE or ./walletgate-keys.json)`
+
+const fail = (message: string): never => {
+  process.stderr.write(`walletgate: ${message}\n${USAGE}\n`)
+  process.exit(1)
+}
+
+const { values, positionals } = (() => {
+  try {
+    return parseArgs({
+      allowPositionals: true,
+      options: {
+        network: { type: "string", multiple: true },
+        account: { type: "string", multiple: true },
+        mode: { type: "string" },
+        file: { type: "string" }
+      }
+    })
+  } catch (error) {
+    return fail(error instanceof Error ? error.message : String(error))
+  }
+})()
+
+const file = values.file ?? process.env.WALLETGATE_KEYS_FILE ?? "walletgate-keys.json"
+const [group, command, ...rest] = positionals
+if (group !== "keys") fail("unknown command")
+
+const run = <A, E>(effect: Effect.Effect<A, E, ApiKeyStore | SecureRandom>) =>
+  Effect.runPromise(effect.pipe(Effect.provide(apiKeyFileStore(file)), Effect.provide(SecureRandom.crypto)))
+
+const main = async (): Promise<void> => {
+  switch (command) {
+    case "create": {
+      const networks = values.network ?? []
+      const accounts = values.account ?? []
+      const mode = (values.mode ?? "live") as ApiKeyMode
+      if (networks.length === 0) fail("--network is required")
+      if (accounts.length === 0) fail("--account is required")
+      if (mode !== "live" && mode !== "test") fail("--mode is live or test")
+      for (const account of accounts) if (!/^0x[0-9a-fA-F]{40}$/.test(account)) fail(`not an address: ${account}`)
+      const { key, record } = await run(createApiKey({ mode, networks, accounts }))
+      process.stdout.write(
+        `created key ${record.id} (${record.mode}) for ${record.networks.join(", ")}: ${record.accounts.join(", ")}\n` +
+          `${key}\nThis is the only time the key is shown. It is stored as a SHA-256 hash in ${file}.\n`
+      )
+      break
+    }
+    case "list": {
+      const records = await run(listApiKeys)
+      for (const record of records) {
+        const state = record.revokedAt === undefined ? "active" : `revoked ${new Date(record.revokedAt).toISOString()}`
+        const used =
+          record.lastUsedAt === undefined ? "never used" : `last used ${new Date(record.lastUsedAt).toISOString()}`
+        process.stdout.write(
+          `${record.id}  ${record.mode}  ${state}  created ${new Date(record.createdAt).toISOString()}  ${used}  ` +
+            `networks ${record.networks.join(",")}  accounts ${record.accounts.join(",")}\n`
+        )
+      }
+      if (records.length === 0) process.stdout.write(`no keys in ${file}\n`)
+      break
+    }
+    case "revoke": {
+      const id = rest[0] ?? fail("the key id is required")
+      const revoked = await run(revokeApiKey(id))
+      if (!revoked) fail(`no active key ${id}`)
+      process.stdout.write(`revoked key ${id}\n`)
+      break
+    }
+    default:
+      fail("unknown command")
+  }
+}
+
+main().catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)))

@@ -1,0 +1,74 @@
+import { execFileSync } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { apiKeyFileStore, embeddedPorts, makeGateway } from "@walletgate/core"
+import { Layer } from "effect"
+import { afterAll, describe, expect, it } from "vitest"
+
+// The CLI as operators run it: the built bin of @walletgate/core (`npm test` builds before testing).
+const cli = fileURLToPath(new URL("../../dist/cli.js", import.meta.url))
+const folder = mkdtempSync(join(tmpdir(), "walletgate-keys-"))
+const file = join(folder, "keys.json")
+afterAll(() => rmSync(folder, { recursive: true, force: true }))
+
+const walletgate = (...args: Array<string>) => {
+  try {
+    return {
+      status: 0,
+      output: execFileSync(process.execPath, [cli, ...args, "--file", file], { encoding: "utf8", stdio: "pipe" })
+    }
+  } catch (error) {
+    const failed = error as { status: number; stderr: string }
+    return { status: failed.status, output: failed.stderr }
+  }
+}
+
+const ACCOUNT = "0x000000000000000000000000000000000000dEaD"
+
+describe("walletgate keys (CLI)", () => {
+  it("creates a key shown once and stored hashed, lists it without the key, and revokes it", async () => {
+    const created = walletgate("keys", "create", "--network", "anvil", "--account", ACCOUNT, "--mode", "test")
+    expect(created.status).toBe(0)
+    const key = created.output.match(/^(wg_test_\S+)$/m)?.[1] as string
+    expect(key).toMatch(/^wg_test_[A-Za-z0-9_-]{44}$/)
+    const id = key.slice(8, 20)
+    expect(readFileSync(file, "utf8")).not.toContain(key.slice(20))
+
+    const listed = walletgate("keys", "list")
+    expect(listed.output).toContain(`${id}  test  active`)
+    expect(listed.output).not.toContain(key.slice(20))
+
+    // A gateway reading the same file accepts the key (this gateway serves no network: 404, not 401)…
+    const gateway = makeGateway({ ports: Layer.mergeAll(embeddedPorts(), apiKeyFileStore(file)), loggers: [] })
+    const pay = () =>
+      gateway.fetch(
+        new Request(`http://gateway.test/v1/anvil/account/${ACCOUNT}/payout/disperse`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-api-key": key },
+          body: "{}"
+        })
+      )
+    expect(((await (await pay()).json()) as { code: string }).code).toBe("unknown_network")
+    expect(walletgate("keys", "list").output).toMatch(/last used 20\d\d-/)
+
+    // …until it is revoked.
+    expect(walletgate("keys", "revoke", id).status).toBe(0)
+    expect(((await (await pay()).json()) as { code: string }).code).toBe("invalid_api_key")
+    expect(walletgate("keys", "revoke", id)).toMatchObject({ status: 1 })
+    await gateway.dispose()
+  })
+
+  it("refuses bad input with a message and exit code 1", () => {
+    expect(walletgate("keys", "create", "--account", ACCOUNT)).toMatchObject({
+      status: 1,
+      output: expect.stringContaining("--network is required")
+    })
+    expect(walletgate("keys", "create", "--network", "anvil", "--account", "0x12")).toMatchObject({ status: 1 })
+    expect(walletgate("keys", "create", "--network", "anvil", "--account", ACCOUNT, "--mode", "prod")).toMatchObject({
+      status: 1
+    })
+    expect(walletgate("nonsense")).toMatchObject({ status: 1, output: expect.stringContaining("usage:") })
+  })
+})
