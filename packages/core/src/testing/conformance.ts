@@ -2,6 +2,7 @@ import * as Layer from "effect/Layer"
 import { hashClientSecret } from "../auth/AppAuth"
 import type { Gateway } from "../http/contract"
 import { SmsSender } from "../otp/SmsSender"
+import { hashApiKey } from "../payout/ApiKeys"
 import { embeddedPorts, makeGateway } from "../walletgate"
 
 /** A request of the conformance table, as a client sends it over the wire. */
@@ -65,6 +66,10 @@ const problem = (status: number, code: string, title: string, detail: string, ex
 const testPhone = (n: number) => `+1500555${String(n).padStart(4, "0")}`
 const TEST_CODE = "246810"
 
+/** The API key registered in {@link makeConformanceGateway} (a test key; the gateway serves no network). */
+export const CONFORMANCE_API_KEY = "wg_test_conformance_key_00000000000000000000000000000000"
+const CONFORMANCE_ACCOUNT = "0x000000000000000000000000000000000000dEaD"
+
 /** The app registered in {@link makeConformanceGateway}. */
 export const CONFORMANCE_CLIENT = { clientId: "wgc_conformance", clientSecret: "wgs_conformance" } as const
 
@@ -99,7 +104,17 @@ export const makeConformanceGateway = (): Gateway =>
             testMode: true
           }
         ],
-        masterSecret: "conformance-master-secret-not-for-production"
+        masterSecret: "conformance-master-secret-not-for-production",
+        apiKeys: [
+          {
+            id: CONFORMANCE_API_KEY.slice(8, 20),
+            mode: "test",
+            hash: hashApiKey(CONFORMANCE_API_KEY),
+            networks: ["anvil"],
+            accounts: [CONFORMANCE_ACCOUNT.toLowerCase()],
+            createdAt: 0
+          }
+        ]
       }),
       SmsSender.console(() => undefined)
     ),
@@ -423,6 +438,48 @@ export const conformanceCases: ReadonlyArray<ConformanceCase> = [
       status: 404,
       contentType: PROBLEM,
       body: problem(404, "tx_not_found", "Transaction not found", "No such transaction.")
+    }
+  },
+  {
+    name: "a payout without X-API-KEY is 401 invalid_api_key",
+    request: post(`/v1/anvil/account/${CONFORMANCE_ACCOUNT}/payout/disperse`, {}),
+    expect: {
+      status: 401,
+      contentType: PROBLEM,
+      body: problem(401, "invalid_api_key", "Invalid API key", "Send a valid, unrevoked key in the X-API-KEY header.")
+    }
+  },
+  {
+    name: "a payout with an unknown key is 401 invalid_api_key",
+    request: post(
+      `/v1/anvil/account/${CONFORMANCE_ACCOUNT}/payout/disperse`,
+      {},
+      { "x-api-key": `${CONFORMANCE_API_KEY}x` }
+    ),
+    expect: {
+      status: 401,
+      contentType: PROBLEM,
+      body: problem(401, "invalid_api_key", "Invalid API key", "Send a valid, unrevoked key in the X-API-KEY header.")
+    }
+  },
+  {
+    name: "a payout on a network the gateway does not serve is 404 unknown_network",
+    request: post(`/v1/anvil/account/${CONFORMANCE_ACCOUNT}/payout/disperse`, {}, { "x-api-key": CONFORMANCE_API_KEY }),
+    expect: {
+      status: 404,
+      contentType: PROBLEM,
+      body: problem(404, "unknown_network", "Unknown network", 'This gateway does not serve the network "anvil".')
+    }
+  },
+  {
+    name: "a payout path whose address is not an address is 400 invalid_request",
+    request: post("/v1/anvil/account/0xNOT-AN-ADDRESS/payout/disperse", {}, { "x-api-key": CONFORMANCE_API_KEY }),
+    expect: {
+      status: 400,
+      contentType: PROBLEM,
+      body: problem(400, "invalid_request", "Invalid request", "1 field is invalid.", {
+        errors: [{ path: "/address", message: "Expected an address (mixed case must carry a valid EIP-55 checksum)" }]
+      })
     }
   },
   {
