@@ -1,0 +1,48 @@
+// Helpers for tests that serve gateways over real HTTP (Express on 127.0.0.1).
+import type { AddressInfo } from "node:net"
+import type { Gateway } from "@walletgate/core"
+import { walletgate } from "@walletgate/express"
+import express from "express"
+
+/** A gateway behind its own Express server on a free port. */
+export interface Served {
+  readonly url: string
+  /** POSTs `body` as JSON to `path` below the gateway. */
+  readonly post: (path: string, body: unknown) => Promise<Response>
+  /** Closes the server, then disposes of the gateway (and so of its Redis connection). */
+  readonly close: () => Promise<void>
+}
+
+/** Serves `gateway` with Express on 127.0.0.1 and a free port. */
+export const serve = async (gateway: Gateway): Promise<Served> => {
+  const server = express().use(walletgate(gateway)).listen(0, "127.0.0.1")
+  await new Promise<void>((resolve) => server.once("listening", resolve))
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  return {
+    url,
+    post: (path, body) =>
+      fetch(`${url}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body)
+      }),
+    close: async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await gateway.dispose()
+    }
+  }
+}
+
+/** Repeats `attempt` until it returns true, at most for `ms`; fails with `what` after that. */
+export const eventually = async (what: string, attempt: () => Promise<boolean>, ms = 5000): Promise<void> => {
+  const until = Date.now() + ms
+  while (!(await attempt())) {
+    if (Date.now() > until) throw new Error(`${what}: not within ${ms} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+/** The path of phone sign-in's first step (send a code). */
+export const SIGN_IN = "/functions/v1/signInWithOTP"
+/** The path of phone sign-in's second step (verify the code). */
+export const VERIFY = "/functions/v1/verifyOTP"
