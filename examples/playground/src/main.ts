@@ -3,18 +3,27 @@
 // (see the README); an invalid variable stops it at start.
 import { randomBytes } from "node:crypto"
 import {
+  anvilDevKey,
+  automationSalt,
+  deriveOwnerKey,
   embeddedPorts,
   hashClientSecret,
   hostFromEnv,
+  makeApiKey,
   makeGateway,
   masterSecretFromEnv,
   portFromEnv,
+  predictAccountAddress,
+  SecureRandom,
   smsSenderFromEnv,
   startLocalNetwork
 } from "@walletgate/core"
 import { walletgate } from "@walletgate/express"
-import { Effect, Layer } from "effect"
+import { RedisStores } from "@walletgate/redis"
+import { Config, Effect, Layer, Option } from "effect"
 import express from "express"
+import { parseEther, toHex, zeroAddress } from "viem"
+import { privateKeyToAccount } from "viem/accounts"
 
 // A development secret, public by being in this file: wallets made with it are only for the local chain.
 const DEV_MASTER_SECRET = "walletgate-playground-development-master-secret"
@@ -29,12 +38,39 @@ const settings = await Effect.runPromise(
     return {
       port: yield* portFromEnv,
       host: yield* hostFromEnv,
-      masterSecret: yield* masterSecretFromEnv(DEV_MASTER_SECRET)
+      masterSecret: yield* masterSecretFromEnv(DEV_MASTER_SECRET),
+      redisUrl: yield* Config.option(Config.URL("REDIS_URL"))
     }
   })
 ).catch(fail)
 
 const chain = await startLocalNetwork()
+
+// A demo automation account with a payout plan (60/40 to anvil dev accounts 5 and 6), funded with 1 ETH,
+// and a test API key for it.
+const automationOwner = privateKeyToAccount(deriveOwnerKey(settings.masterSecret, "automation:demo")).address
+const automationAddress = await predictAccountAddress(
+  chain.publicClient,
+  chain.contracts.walletFactory,
+  automationOwner,
+  automationSalt("demo")
+)
+const [payee1, payee2] = [5, 6].map((index) => privateKeyToAccount(anvilDevKey(index)).address)
+await fetch(chain.anvil.rpcUrl, {
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "anvil_setBalance",
+    params: [automationAddress, toHex(parseEther("1"))]
+  })
+})
+const demoKey = Effect.runSync(
+  makeApiKey({ mode: "test", networks: [chain.network.slug], accounts: [automationAddress] }).pipe(
+    Effect.provide(SecureRandom.crypto)
+  )
+)
 const demoApp = {
   clientId: `wgc_${randomBytes(8).toString("hex")}`,
   clientSecret: `wgs_${randomBytes(24).toString("base64url")}`
@@ -51,9 +87,28 @@ const gateway = makeGateway({
           providers: { phone: { kind: "phone" } },
           testMode: true
         }
+      ],
+      apiKeys: [demoKey.record],
+      automationAccounts: [
+        {
+          address: automationAddress,
+          network: chain.network.slug,
+          accountKey: "demo",
+          plan: {
+            asset: zeroAddress,
+            recipients: [
+              { address: payee1 ?? zeroAddress, shareBps: 6000 },
+              { address: payee2 ?? zeroAddress, shareBps: 4000 }
+            ],
+            minimumPayout: parseEther("0.01").toString(),
+            reserve: parseEther("0.1").toString()
+          }
+        }
       ]
     }),
-    smsSenderFromEnv
+    smsSenderFromEnv,
+    // With REDIS_URL, codes, users and rate limits live in Redis (a later layer wins).
+    ...Option.match(settings.redisUrl, { onNone: () => [], onSome: (url) => [RedisStores.layer({ url: url.href })] })
   )
 })
 await gateway.ready().catch(async (error: unknown) => {
@@ -69,12 +124,15 @@ const server = app.listen(settings.port, settings.host, () => {
   const base = `http://${settings.host}:${port}`
   console.log(`walletgate playground listening on ${base}
 local chain (anvil, chain id ${chain.network.chainId}, network "${chain.network.slug}") at ${chain.anvil.rpcUrl}
+state: ${Option.isSome(settings.redisUrl) ? "Redis (REDIS_URL)" : "in memory (set REDIS_URL to keep it in Redis)"}
 demo app: client_id ${demoApp.clientId} client_secret ${demoApp.clientSecret} (test mode, provider "phone")
+demo automation account ${automationAddress} (1 ETH; plan: 60/40, reserve 0.1 ETH), test API key ${demoKey.key}
 
 Try it (the code appears below as "[walletgate sms outbox]"; the README walks through every step):
   curl -s ${base}/functions/v1/signInWithOTP -H 'content-type: application/json' -d '{"phone":"+14155552671"}'
   curl -s ${base}/functions/v1/verifyOTP -H 'content-type: application/json' -d '{"phone":"+14155552671","token":"<code>"}'
   curl -s ${base}/v1/auth -H 'content-type: application/json' -d '{"client_id":"${demoApp.clientId}","client_secret":"${demoApp.clientSecret}"}'
+  curl -s ${base}/v1/${chain.network.slug}/account/${automationAddress}/payout/disperse -H 'content-type: application/json' -H 'x-api-key: ${demoKey.key}' -d '{}'
 `)
 })
 

@@ -97,6 +97,17 @@ describe("the playground (npm start)", () => {
       after = BigInt(String(await rpc("eth_getBalance", [recipient, "latest"])))
     }
     expect(after - before).toBe(250_000_000_000_000_000n)
+
+    // The demo automation account pays out by its plan: 0.9 ETH available (1 less the 0.1 reserve), 60/40.
+    const [, automation, apiKey] = (await playground.waitFor(
+      /demo automation account (0x[0-9a-fA-F]{40}) .*test API key (wg_test_\S+)/
+    )) as RegExpMatchArray
+    const payout = await post(`/v1/anvil/account/${automation}/payout/disperse`, {}, { "x-api-key": apiKey as string })
+    expect(payout.status).toBe(200)
+    expect((payout.body.transfers as Array<{ amount: string }>).map((transfer) => transfer.amount)).toEqual([
+      "540000000000000000",
+      "360000000000000000"
+    ])
     playground.child.kill("SIGTERM")
     expect(await playground.exited).toBe(0)
   })

@@ -1,7 +1,7 @@
 import { createPublicClient, createWalletClient, defineChain, type Hex, http, toHex } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
 import { type AnvilInstance, anvilMnemonic, startAnvil } from "./anvil"
-import { type ChainContracts, deployContracts } from "./contracts"
+import { type ChainContracts, deployContracts, type ReaderClient } from "./contracts"
 import type { NetworkConfig } from "./networks"
 
 /** The private key of anvil's funded dev account `index` (0 to 9). Test keys: never use them elsewhere. */
@@ -18,6 +18,8 @@ export interface LocalNetwork {
   /** The gateway configuration of this network (a test network, slug `anvil` by default). */
   readonly network: NetworkConfig
   readonly contracts: ChainContracts
+  /** A client reading the node. */
+  readonly publicClient: ReaderClient
   /** Stops the node. */
   readonly stop: () => Promise<void>
 }
@@ -52,6 +54,7 @@ export const startLocalNetwork = async (
     return {
       anvil,
       contracts,
+      publicClient,
       network: {
         slug: options.slug ?? "anvil",
         chainId: anvil.chainId,
