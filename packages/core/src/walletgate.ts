@@ -129,7 +129,9 @@ export const makeGateway = <E = never>(options: MakeGatewayOptions<E> = {}): Gat
     Kernel.layer(options.kernel).pipe(Layer.provide(Layer.merge(appAuth, relay))),
     Payouts.layer.pipe(Layer.provide(relay))
   ).pipe(Layer.provideMerge(ports))
-  const layer = options.loggers === undefined ? services : Layer.merge(services, Logger.layer(options.loggers))
+  // The loggers reach the ports too, so what they log while they start goes where the rest goes.
+  const layer =
+    options.loggers === undefined ? services : services.pipe(Layer.provideMerge(Logger.layer(options.loggers)))
   return makeGatewayFromRoutes({
     routes: [...otpRoutes, ...authRoutes, ...kernelRoutes, ...payoutRoutes],
     layer,

@@ -2,6 +2,7 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as Semaphore from "effect/Semaphore"
 import {
   type Abi,
@@ -243,19 +244,31 @@ export class BatchRelay extends Context.Service<
                 }
                 // Recorded before broadcast: a crash after this line leaves a record, never a second send.
                 yield* log.save(record)
-                yield* rpc(network, "sendRawTransaction", () =>
+                const broadcast = yield* rpc(network, "sendRawTransaction", () =>
                   network.publicClient.sendRawTransaction({ serializedTransaction: serialized })
-                ).pipe(
-                  Effect.tapError(() =>
-                    Effect.gen(function* () {
-                      turn.next = undefined
-                      const known = yield* rpc(network, "getTransaction", () =>
-                        network.publicClient.getTransaction({ hash: record.txHash as Hex })
-                      ).pipe(Effect.option)
-                      if (known._tag === "None") yield* log.discard(record.id)
-                    }).pipe(Effect.ignore)
+                ).pipe(Effect.result)
+                if (Result.isFailure(broadcast)) {
+                  // The node's answer is lost, not necessarily the transaction: only a node that says it does not
+                  // know the hash proves nothing was sent. Otherwise the record stands as submitted, the receipt
+                  // watcher settles it, and a retry cannot send the money twice.
+                  const lookup = yield* rpc(network, "getTransactionByHash", () =>
+                    network.publicClient.request({ method: "eth_getTransactionByHash", params: [record.txHash as Hex] })
+                  ).pipe(Effect.result)
+                  if (Result.isSuccess(lookup) && lookup.success === null) {
+                    turn.next = undefined
+                    yield* log.discard(record.id)
+                    return yield* broadcast.failure
+                  }
+                  yield* Effect.logWarning(
+                    "walletgate: broadcast answer lost; the transaction stands as submitted"
+                  ).pipe(
+                    Effect.annotateLogs({
+                      network: network.slug,
+                      txHash: record.txHash,
+                      cause: broadcast.failure.cause
+                    })
                   )
-                )
+                }
                 turn.next = nonce + 1
                 return record
               }).pipe(Semaphore.withPermits(turn.semaphore, 1))
@@ -268,7 +281,11 @@ export class BatchRelay extends Context.Service<
             ).pipe(
               Effect.flatMap((receipt) => settle(network, sent, receipt)),
               Effect.catch((error) =>
-                Effect.logWarning("walletgate: no receipt yet; the account's lock is released").pipe(
+                Effect.sync(() => {
+                  // Whatever happened to it, the relayer's next nonce is re-read from the node.
+                  relayerTurn(network).next = undefined
+                }).pipe(
+                  Effect.andThen(Effect.logWarning("walletgate: no receipt yet; the account's lock is released")),
                   Effect.annotateLogs({ network: network.slug, txHash: sent.txHash, cause: error._tag })
                 )
               ),

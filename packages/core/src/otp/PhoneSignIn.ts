@@ -1,6 +1,7 @@
 import { createHmac } from "node:crypto"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SigningKeys } from "../auth/SigningKeys"
@@ -9,7 +10,7 @@ import { type User, UserId, UserStore } from "../auth/UserStore"
 import { randomDigits, randomUuid, SecureRandom } from "../random/SecureRandom"
 import { RateLimiter } from "../ratelimit/RateLimiter"
 import type { StoreUnavailable } from "../state/errors"
-import { type InvalidPhone, OtpInvalid, RateLimited, type SmsDeliveryFailed } from "./errors"
+import { type InvalidPhone, OtpInvalid, RateLimited, SmsDeliveryFailed } from "./errors"
 import { OtpStore } from "./OtpStore"
 import { maskPhone, PhoneE164, parsePhone } from "./phone"
 import { OtpPolicy } from "./policy"
@@ -104,16 +105,18 @@ export class PhoneSignIn extends Context.Service<
         if (testCode === undefined) {
           const text = policy.message(code, Math.ceil(policy.codeTtlSeconds / 60))
           // A failed SMS leaves no usable code and no resend wait behind.
-          yield* sms
-            .send(phone, text)
-            .pipe(
-              Effect.tapError((error) =>
-                Effect.logWarning("walletgate: SMS delivery failed").pipe(
-                  Effect.annotateLogs({ phone: maskPhone(phone), cause: error.cause }),
-                  Effect.andThen(store.withdraw(phone, codeHash))
-                )
+          yield* sms.send(phone, text).pipe(
+            Effect.timeoutOrElse({
+              duration: Duration.seconds(policy.smsTimeoutSeconds),
+              orElse: () => Effect.fail(new SmsDeliveryFailed({ cause: "the SMS sender did not answer in time" }))
+            }),
+            Effect.tapError((error) =>
+              Effect.logWarning("walletgate: SMS delivery failed").pipe(
+                Effect.annotateLogs({ phone: maskPhone(phone), cause: error.cause }),
+                Effect.andThen(store.withdraw(phone, codeHash))
               )
             )
+          )
         }
         yield* Effect.logInfo("walletgate: sign-in code sent").pipe(Effect.annotateLogs({ phone: maskPhone(phone) }))
         return { expiresIn: policy.codeTtlSeconds, resendAfter: policy.resendIntervalSeconds }

@@ -28,6 +28,8 @@ export interface OtpPolicyOptions {
    * one is made at start (fine for one process).
    */
   readonly codeSecret?: string
+  /** How long to wait for the SMS provider, whatever the sender's own timeout; default 15 s, at most 60. */
+  readonly smsTimeoutSeconds?: number
   /** The text of the SMS; default "Your verification code is 123456. It expires in 5 minutes." */
   readonly message?: (code: string, ttlMinutes: number) => string
 }
@@ -64,6 +66,7 @@ export const resolveOtpPolicy = (options: OtpPolicyOptions): OtpPolicyValues => 
     resendIntervalSeconds: positive("resendIntervalSeconds", options.resendIntervalSeconds ?? 60, 3600),
     sendsPerPhonePerHour: positive("sendsPerPhonePerHour", options.sendsPerPhonePerHour ?? 5),
     sendsPerIpPerHour: positive("sendsPerIpPerHour", options.sendsPerIpPerHour ?? 20),
+    smsTimeoutSeconds: positive("smsTimeoutSeconds", options.smsTimeoutSeconds ?? 15, 60),
     sessionTtlSeconds: positive("sessionTtlSeconds", options.sessionTtlSeconds ?? 3600, 86_400),
     ...(options.codeSecret === undefined ? {} : { codeSecret: options.codeSecret }),
     regions: options.regions ?? defaultPhoneRegions,
