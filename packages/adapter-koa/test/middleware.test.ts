@@ -1,28 +1,20 @@
-import { once } from "node:events"
-import type { Server } from "node:http"
+import { type Echo, type EchoGateway, echoGateway } from "@walletgate/core/testing"
 import { walletgate } from "@walletgate/koa"
 import Koa from "koa"
 import { afterEach, describe, expect, it } from "vitest"
-import { type Echo, type EchoGateway, echoGateway } from "./fixtures/echo-gateway"
+import { hostJsonParser, type Listening, listen } from "./host"
 
-const servers: Array<Server> = []
+const servers: Array<Listening> = []
 
 afterEach(async () => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections()
-    server.close()
-    await once(server, "close")
-  }
+  for (const server of servers.splice(0)) await server.close()
 })
 
 /** Starts `app` on 127.0.0.1 and a free port; the server is closed after the test. */
 const serve = async (app: Koa): Promise<string> => {
-  const server = app.listen(0, "127.0.0.1")
+  const server = await listen(app)
   servers.push(server)
-  await once(server, "listening")
-  const address = server.address()
-  if (address === null || typeof address === "string") throw new Error("expected a TCP address")
-  return `http://127.0.0.1:${address.port}`
+  return server.url
 }
 
 /** The one request the gateway received. */
@@ -32,17 +24,6 @@ const only = (gateway: EchoGateway) => {
   if (request === undefined) throw new Error("unreachable: the length was checked")
   return request
 }
-
-/** A stand-in for a host body parser (koa-bodyparser and @koa/bodyparser leave the same fields). */
-const hostBodyParser =
-  (keepRaw: boolean): Koa.Middleware =>
-  async (ctx, next) => {
-    const chunks: Array<Buffer> = []
-    for await (const chunk of ctx.req) chunks.push(chunk)
-    const text = Buffer.concat(chunks).toString("utf8")
-    Object.assign(ctx.request, { body: JSON.parse(text), ...(keepRaw ? { rawBody: text } : {}) })
-    await next()
-  }
 
 describe("walletgate (Koa)", () => {
   it("passes method, percent-encoded path, query and lower-case headers through", async () => {
@@ -188,11 +169,11 @@ describe("walletgate (Koa)", () => {
   it("takes the body a host body parser left", async () => {
     const gateway = echoGateway()
     const app = new Koa()
-    app.use(hostBodyParser(false))
+    app.use(hostJsonParser({ keepRaw: false }))
     app.use(walletgate(gateway))
     const url = await serve(app)
 
-    await fetch(`${url}/v1/x`, { method: "POST", body: '{"a":[1,2]}' })
+    await fetch(`${url}/v1/x`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"a":[1,2]}' })
 
     const request = only(gateway)
     expect(request.body).toEqual({ a: [1, 2] })
@@ -202,12 +183,12 @@ describe("walletgate (Koa)", () => {
   it("prefers the raw text a host body parser kept over what it parsed", async () => {
     const gateway = echoGateway()
     const app = new Koa()
-    app.use(hostBodyParser(true))
+    app.use(hostJsonParser({ keepRaw: true }))
     app.use(walletgate(gateway))
     const url = await serve(app)
     const sent = '{"amount": 1.10, "to": "0xabc"}'
 
-    await fetch(`${url}/v1/x`, { method: "POST", body: sent })
+    await fetch(`${url}/v1/x`, { method: "POST", headers: { "content-type": "application/json" }, body: sent })
 
     const request = only(gateway)
     expect(request.body).toBeUndefined()

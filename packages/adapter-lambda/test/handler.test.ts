@@ -1,14 +1,10 @@
-import { readFileSync } from "node:fs"
 import type { GatewayRequest } from "@walletgate/core"
 import { internalErrorDocument } from "@walletgate/core"
+import { type EchoGateway, echoGateway } from "@walletgate/core/testing"
 import { createHandler, type LambdaHandlerOptions, type LambdaHttpEvent } from "@walletgate/lambda"
 import type { ALBHandler, APIGatewayProxyHandler, APIGatewayProxyHandlerV2, LambdaFunctionURLHandler } from "aws-lambda"
 import { describe, expect, it } from "vitest"
-import { type EchoGateway, echoGateway } from "./fixtures/echo-gateway"
-
-/** A fixture event as AWS sends it, as a plain object the test may change. */
-const fixture = (name: string): Record<string, unknown> =>
-  JSON.parse(readFileSync(new URL(`./fixtures/${name}.json`, import.meta.url), "utf8"))
+import { fixture } from "./events"
 
 const CONTEXT = { awsRequestId: "8476a536-e9f4-11e8-9739-2dfe598c3fcd" }
 const SET_COOKIE = "session=xyz; Expires=Wed, 21 Oct 2026 07:28:00 GMT; Path=/; HttpOnly; Secure"

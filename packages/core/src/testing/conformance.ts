@@ -187,6 +187,18 @@ export const conformanceCases: ReadonlyArray<ConformanceCase> = [
     }
   },
   {
+    name: "a JSON string with a byte that is not UTF-8 is 400 invalid_json",
+    request: {
+      ...post(SIGN_IN, ""),
+      body: new Uint8Array([...new TextEncoder().encode('{"phone":"'), 0xff, ...new TextEncoder().encode('"}')])
+    },
+    expect: {
+      status: 400,
+      contentType: PROBLEM,
+      body: problem(400, "invalid_json", "Malformed JSON", "The body is not valid UTF-8 JSON.")
+    }
+  },
+  {
     name: "a body over the limit is 413",
     request: post(SIGN_IN, { phone: testPhone(1), padding: "x".repeat(CONFORMANCE_BODY_LIMIT) }),
     expect: {

@@ -1,0 +1,10 @@
+// Invokes the bundled handler once, in this fresh process, with an event file, as Lambda would:
+// `node scripts/invoke.ts events/sign-in.json`. The result is printed last, as one JSON line.
+import { readFile } from "node:fs/promises"
+import type { LambdaHttpHandler } from "@walletgate/lambda"
+
+const [eventFile] = process.argv.slice(2)
+if (eventFile === undefined) throw new Error("usage: node scripts/invoke.ts <event.json>")
+const bundle = new URL("../build/handler.mjs", import.meta.url)
+const { handler } = (await import(bundle.href)) as { readonly handler: LambdaHttpHandler }
+console.log(JSON.stringify(await handler(JSON.parse(await readFile(eventFile, "utf8")))))

@@ -1,0 +1,37 @@
+import { conformanceCases, makeConformanceGateway, runConformance } from "@walletgate/core/testing"
+import { createHandler, type LambdaHttpHandler } from "@walletgate/lambda"
+import { describe, expect, it } from "vitest"
+import { type EventKind, eventKinds, sendAsLambda } from "./events"
+
+/** Runs the table through `wrap(createHandler(gateway))`, every request an event of `kind`. */
+const run = async (kind: EventKind, wrap: (handler: LambdaHttpHandler) => LambdaHttpHandler = (handler) => handler) => {
+  const gateway = makeConformanceGateway()
+  try {
+    const results = await runConformance(sendAsLambda(kind, wrap(createHandler(gateway))))
+    expect(Object.keys(results)).toHaveLength(conformanceCases.length)
+    return results
+  } finally {
+    await gateway.dispose()
+  }
+}
+
+describe("conformance: Lambda", () => {
+  for (const kind of eventKinds) {
+    it(`passes every case fed ${kind} events`, async () => {
+      const results = await run(kind)
+      expect(Object.entries(results).filter(([, problems]) => problems.length > 0)).toEqual([])
+    })
+  }
+
+  it("a deliberate difference fails the table", async () => {
+    // An adapter that answers a multi-value ALB event with single-value headers, which ALB then drops.
+    const results = await run("ALB with multi-value headers", (handler) => async (event, context) => {
+      const { multiValueHeaders, ...result } = await handler(event, context)
+      const headers = Object.fromEntries(
+        Object.entries(multiValueHeaders ?? {}).map(([name, [value = ""]]) => [name, value])
+      )
+      return { ...result, headers }
+    })
+    for (const problems of Object.values(results)) expect(problems).toContain("no x-request-id")
+  })
+})
