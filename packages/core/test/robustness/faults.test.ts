@@ -1,0 +1,204 @@
+import {
+  automationSalt,
+  deriveOwnerKey,
+  embeddedPorts,
+  type Gateway,
+  hashApiKey,
+  type LocalNetwork,
+  makeGateway,
+  OtpStore,
+  predictAccountAddress,
+  SmsSender,
+  StoreUnavailable,
+  startLocalNetwork
+} from "@walletgate/core"
+import { SmsOutbox } from "@walletgate/core/testing"
+import { Effect, Layer } from "effect"
+import { parseEther, zeroAddress } from "viem"
+import { privateKeyToAccount } from "viem/accounts"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startRpcProxy } from "./rpcProxy"
+
+const post = async (gateway: Gateway, path: string, body: unknown, headers: Record<string, string> = {}) => {
+  const response = await gateway.fetch(
+    new Request(`http://gateway.test${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify(body)
+    })
+  )
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: (await response.json()) as Record<string, unknown>
+  }
+}
+const timed = async <A>(run: () => Promise<A>) => {
+  const started = Date.now()
+  const value = await run()
+  return { value, ms: Date.now() - started }
+}
+
+describe("faults in the SMS provider and the store", () => {
+  it("an SMS provider that hangs is a 502 within the policy's bound, and sign-in recovers", async () => {
+    let hang = true
+    const outbox = new SmsOutbox()
+    const hanging = Layer.effect(
+      SmsSender,
+      Effect.gen(function* () {
+        const working = yield* SmsSender
+        return SmsSender.of({ send: (to, body) => (hang ? Effect.never : working.send(to, body)) })
+      })
+    ).pipe(Layer.provide(outbox.layer))
+    const gateway = makeGateway({
+      ports: Layer.mergeAll(embeddedPorts({ otp: { smsTimeoutSeconds: 1 } }), hanging),
+      loggers: []
+    })
+    try {
+      const failed = await timed(() => post(gateway, "/functions/v1/signInWithOTP", { phone: "+14155552671" }))
+      expect([failed.value.status, failed.value.body.code]).toEqual([502, "sms_delivery_failed"])
+      expect(failed.ms).toBeLessThan(3000)
+      hang = false
+      // No resend wait was left behind: the user can ask again at once, and the code works.
+      expect((await post(gateway, "/functions/v1/signInWithOTP", { phone: "+14155552671" })).status).toBe(200)
+      const code = outbox.latestCode("+14155552671")
+      expect((await post(gateway, "/functions/v1/verifyOTP", { phone: "+14155552671", token: code })).status).toBe(200)
+    } finally {
+      await gateway.dispose()
+    }
+  })
+
+  it("a store that fails is a 503 with Retry-After, and service resumes when it recovers", async () => {
+    let failing = true
+    const flaky = Layer.effect(
+      OtpStore,
+      Effect.gen(function* () {
+        const inner = yield* OtpStore
+        const guard = <A>(effect: Effect.Effect<A, StoreUnavailable>): Effect.Effect<A, StoreUnavailable> =>
+          Effect.suspend(() => (failing ? Effect.fail(new StoreUnavailable({ operation: "otp" })) : effect))
+        return OtpStore.of({
+          issue: (...args) => guard(inner.issue(...args)),
+          withdraw: (...args) => guard(inner.withdraw(...args)),
+          consume: (...args) => guard(inner.consume(...args))
+        })
+      })
+    ).pipe(Layer.provide(OtpStore.memory))
+    const gateway = makeGateway({
+      ports: Layer.mergeAll(
+        embeddedPorts(),
+        SmsSender.console(() => undefined),
+        flaky
+      ),
+      loggers: []
+    })
+    try {
+      const down = await post(gateway, "/functions/v1/signInWithOTP", { phone: "+14155552671" })
+      expect([down.status, down.body.code, down.headers.get("retry-after")]).toEqual([503, "store_unavailable", "1"])
+      failing = false
+      expect((await post(gateway, "/functions/v1/signInWithOTP", { phone: "+14155552671" })).status).toBe(200)
+    } finally {
+      await gateway.dispose()
+    }
+  })
+})
+
+describe("faults between the gateway and the chain", () => {
+  const MASTER = "faults-test-master-secret-0123456789abcdef"
+  const API_KEY = "wg_test_faults_key_0000000000000000000000000000000000"
+  const recipient = "0x000000000000000000000000000000000000bEEF"
+  let local: LocalNetwork
+  let proxy: Awaited<ReturnType<typeof startRpcProxy>>
+  let gateway: Gateway
+  let account: `0x${string}`
+
+  beforeAll(async () => {
+    local = await startLocalNetwork()
+    proxy = await startRpcProxy(local.anvil.rpcUrl)
+    const owner = privateKeyToAccount(deriveOwnerKey(MASTER, "automation:faults")).address
+    account = await predictAccountAddress(
+      local.publicClient,
+      local.contracts.walletFactory,
+      owner,
+      automationSalt("faults")
+    )
+    await fetch(local.anvil.rpcUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "anvil_setBalance",
+        params: [account, `0x${parseEther("1").toString(16)}`]
+      })
+    })
+    gateway = makeGateway({
+      ports: embeddedPorts({
+        masterSecret: MASTER,
+        networks: [{ ...local.network, rpcUrl: proxy.url, rpcTimeoutMs: 300 }],
+        apiKeys: [
+          {
+            id: API_KEY.slice(8, 20),
+            mode: "test",
+            hash: hashApiKey(API_KEY),
+            networks: ["anvil"],
+            accounts: [account.toLowerCase()],
+            createdAt: 0
+          }
+        ],
+        automationAccounts: [
+          {
+            address: account,
+            network: "anvil",
+            accountKey: "faults",
+            plan: {
+              asset: zeroAddress,
+              recipients: [{ address: recipient, shareBps: 10_000 }],
+              minimumPayout: "1",
+              reserve: "0"
+            }
+          }
+        ]
+      }),
+      loggers: []
+    })
+  })
+  afterAll(async () => {
+    await gateway.dispose()
+    await proxy.stop()
+    await local.stop()
+  })
+
+  const payout = (headers: Record<string, string> = {}) =>
+    post(gateway, `/v1/anvil/account/${account}/payout/disperse`, {}, { "x-api-key": API_KEY, ...headers })
+  const paid = () => local.publicClient.getBalance({ address: recipient })
+
+  it.each([
+    ["down", { _tag: "down" } as const],
+    ["slow", { _tag: "slow", ms: 2000 } as const],
+    ["answering garbage", { _tag: "garbage" } as const]
+  ])("a node that is %s is a bounded 503 upstream_unavailable, and nothing moves", async (_name, mode) => {
+    proxy.set(mode)
+    const answer = await timed(() => payout())
+    proxy.set({ _tag: "pass" })
+    expect([answer.value.status, answer.value.body.code]).toEqual([503, "upstream_unavailable"])
+    expect(answer.value.headers.get("retry-after")).toBe("5")
+    expect(answer.ms).toBeLessThan(5000)
+    expect(await paid()).toBe(0n)
+  })
+
+  it("when the node's answer to the broadcast is lost, the payout stands as submitted and is made exactly once", async () => {
+    proxy.set({ _tag: "loseAnswerOf", method: "eth_sendRawTransaction" })
+    const first = await payout({ "idempotency-key": "lost-answer" })
+    proxy.set({ _tag: "pass" })
+    expect([first.status, first.body.status]).toEqual([200, "submitted"])
+    const receipt = await local.publicClient.waitForTransactionReceipt({ hash: first.body.txHash as `0x${string}` })
+    expect(receipt.status).toBe("success")
+    expect(await paid()).toBe(parseEther("1"))
+    // A retry with the key replays the answer; one without it finds nothing left: paid once, recovered.
+    const replay = await payout({ "idempotency-key": "lost-answer" })
+    expect(replay.body).toEqual(first.body)
+    const again = await payout()
+    expect([again.status, again.body.code]).toEqual([422, "nothing_to_disperse"])
+    expect(await paid()).toBe(parseEther("1"))
+  })
+})

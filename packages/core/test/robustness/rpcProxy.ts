@@ -1,0 +1,68 @@
+import { createServer, request as httpRequest } from "node:http"
+import type { AddressInfo } from "node:net"
+
+/** How the proxy treats requests: pass them, answer late, answer garbage, refuse, or lose one method's answer. */
+export type ProxyMode =
+  | { readonly _tag: "pass" }
+  | { readonly _tag: "down" }
+  | { readonly _tag: "slow"; readonly ms: number }
+  | { readonly _tag: "garbage" }
+  | { readonly _tag: "loseAnswerOf"; readonly method: string }
+
+/** A JSON-RPC proxy on 127.0.0.1 in front of a node, for injecting faults between the gateway and the chain. */
+export const startRpcProxy = async (target: string) => {
+  let mode: ProxyMode = { _tag: "pass" }
+  const server = createServer((req, res) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (chunk: Buffer) => chunks.push(chunk))
+    req.on("end", () => {
+      const body = Buffer.concat(chunks)
+      const current = mode
+      if (current._tag === "down") {
+        res.socket?.destroy()
+        return
+      }
+      if (current._tag === "garbage") {
+        res.writeHead(200, { "content-type": "application/json" })
+        res.end("<html>not json-rpc</html>")
+        return
+      }
+      const forward = () => {
+        const upstream = httpRequest(
+          target,
+          { method: "POST", headers: { "content-type": "application/json" } },
+          (answer) => {
+            const parts: Array<Buffer> = []
+            answer.on("data", (part: Buffer) => parts.push(part))
+            answer.on("end", () => {
+              // The node did the work; only its answer goes missing.
+              if (current._tag === "loseAnswerOf" && body.toString().includes(`"${current.method}"`)) {
+                res.writeHead(502)
+                res.end()
+                return
+              }
+              res.writeHead(answer.statusCode ?? 502, { "content-type": "application/json" })
+              res.end(Buffer.concat(parts))
+            })
+          }
+        )
+        upstream.on("error", () => res.socket?.destroy())
+        upstream.end(body)
+      }
+      if (current._tag === "slow") setTimeout(forward, current.ms)
+      else forward()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    set: (next: ProxyMode) => {
+      mode = next
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      })
+  }
+}
