@@ -22,7 +22,7 @@ import { walletgate } from "@walletgate/express"
 import { RedisStores } from "@walletgate/redis"
 import { Config, Effect, Layer, Option } from "effect"
 import express from "express"
-import { parseEther, toHex, zeroAddress } from "viem"
+import { parseEther, zeroAddress } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 
 // A development secret, public by being in this file: wallets made with it are only for the local chain.
@@ -56,16 +56,7 @@ const automationAddress = await predictAccountAddress(
   automationSalt("demo")
 )
 const [payee1, payee2] = [5, 6].map((index) => privateKeyToAccount(anvilDevKey(index)).address)
-await fetch(chain.anvil.rpcUrl, {
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  body: JSON.stringify({
-    jsonrpc: "2.0",
-    id: 1,
-    method: "anvil_setBalance",
-    params: [automationAddress, toHex(parseEther("1"))]
-  })
-})
+await chain.setBalance(automationAddress, parseEther("1"))
 const demoKey = Effect.runSync(
   makeApiKey({ mode: "test", networks: [chain.network.slug], accounts: [automationAddress] }).pipe(
     Effect.provide(SecureRandom.crypto)

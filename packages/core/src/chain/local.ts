@@ -1,4 +1,13 @@
-import { createPublicClient, createWalletClient, defineChain, type Hex, http, toHex } from "viem"
+import {
+  type Address,
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  defineChain,
+  type Hex,
+  http,
+  toHex
+} from "viem"
 import { mnemonicToAccount } from "viem/accounts"
 import { type AnvilInstance, anvilMnemonic, startAnvil } from "./anvil"
 import { type ChainContracts, deployContracts, type ReaderClient } from "./contracts"
@@ -20,6 +29,8 @@ export interface LocalNetwork {
   readonly contracts: ChainContracts
   /** A client reading the node. */
   readonly publicClient: ReaderClient
+  /** Sets an address's ETH balance (anvil's `anvil_setBalance`): test funds for the local chain only. */
+  readonly setBalance: (address: Address, wei: bigint) => Promise<void>
   /** Stops the node. */
   readonly stop: () => Promise<void>
 }
@@ -55,6 +66,8 @@ export const startLocalNetwork = async (
       anvil,
       contracts,
       publicClient,
+      setBalance: (address, wei) =>
+        createTestClient({ chain, mode: "anvil", transport }).setBalance({ address, value: wei }),
       network: {
         slug: options.slug ?? "anvil",
         chainId: anvil.chainId,

@@ -121,16 +121,7 @@ describe("faults between the gateway and the chain", () => {
       owner,
       automationSalt("faults")
     )
-    await fetch(local.anvil.rpcUrl, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "anvil_setBalance",
-        params: [account, `0x${parseEther("1").toString(16)}`]
-      })
-    })
+    await local.setBalance(account, parseEther("1"))
     gateway = makeGateway({
       ports: embeddedPorts({
         masterSecret: MASTER,
