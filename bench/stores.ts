@@ -3,7 +3,16 @@
 // call at a time (latency-bound, with p50/p99) and with 64 in flight (what a busy instance does).
 import { spawnSync } from "node:child_process"
 import { mkdirSync, writeFileSync } from "node:fs"
-import { OtpStore, PhoneE164, RateLimiter, type User, UserId, UserStore } from "@walletgate/core"
+import {
+  AccountLocks,
+  IdempotencyStore,
+  OtpStore,
+  PhoneE164,
+  RateLimiter,
+  type User,
+  UserId,
+  UserStore
+} from "@walletgate/core"
 import { RedisStores } from "@walletgate/redis"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -15,7 +24,7 @@ const WARM_UP_MS = 250
 const IN_FLIGHT = 64
 const PHONES = 1000
 
-type Ports = OtpStore | UserStore | RateLimiter
+type Ports = OtpStore | UserStore | RateLimiter | IdempotencyStore | AccountLocks
 type Stores = ManagedRuntime.ManagedRuntime<Ports, never>
 
 const phone = (n: number) => PhoneE164.make(`+1415${2_000_000 + n}`)
@@ -79,6 +88,18 @@ const hotPaths: ReadonlyArray<HotPath> = [
       )
     ),
     operation: (n) => UserStore.use((store) => store.findOrCreate(userOf(n % PHONES)))
+  },
+  {
+    // Every claim finds its key free (a new Idempotency-Key): the set-if-absent path of each request.
+    name: "IdempotencyStore.claim (new key)",
+    setUp: Effect.void,
+    operation: (n) => IdempotencyStore.use((store) => store.claim(`bench:${n}`, digest(1), Date.now(), 24 * 3_600_000))
+  },
+  {
+    name: "AccountLocks.acquire + release (free lock)",
+    setUp: Effect.void,
+    operation: (n) =>
+      AccountLocks.use((locks) => Effect.flatMap(locks.acquire(`31337:${n % PHONES}`, 60_000), (held) => held.release))
   }
 ]
 
@@ -111,7 +132,9 @@ const measure = async (stores: Stores, path: HotPath, inFlight: number, ms: numb
 }
 
 const memoryStores = (): Stores =>
-  ManagedRuntime.make(Layer.mergeAll(OtpStore.memory, UserStore.memory, RateLimiter.memory))
+  ManagedRuntime.make(
+    Layer.mergeAll(OtpStore.memory, UserStore.memory, RateLimiter.memory, IdempotencyStore.memory, AccountLocks.memory)
+  )
 
 const round = (value: number, digits = 0) => Number(value.toFixed(digits))
 

@@ -1,7 +1,14 @@
 import {
+  accountLocksContract,
+  apiKeyStoreContract,
+  automationAccountsContract,
+  clientStoreContract,
+  expiringAccountLocksContract,
+  idempotencyStoreContract,
   otpStoreContract,
   type PortContractCase,
   rateLimiterContract,
+  transactionLogContract,
   userStoreContract
 } from "@walletgate/core/testing"
 import { type RedisStorePorts, RedisStores, type RedisStoresOptions } from "@walletgate/redis"
@@ -23,6 +30,12 @@ const runContracts = (connection: (keyPrefix: string) => RedisStoresOptions) => 
   suite("OtpStore", otpStoreContract)
   suite("UserStore", userStoreContract)
   suite("RateLimiter", rateLimiterContract)
+  suite("ClientStore", clientStoreContract)
+  suite("ApiKeyStore", apiKeyStoreContract)
+  suite("AutomationAccounts", automationAccountsContract)
+  suite("IdempotencyStore", idempotencyStoreContract)
+  suite("AccountLocks", [...accountLocksContract, ...expiringAccountLocksContract])
+  suite("TransactionLog", transactionLogContract)
 }
 
 describe("RedisStores on redis-server", () => {

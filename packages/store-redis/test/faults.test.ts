@@ -1,16 +1,22 @@
 import {
+  AccountLocks,
+  ApiKeyStore,
+  AutomationAccounts,
+  ClientStore,
   embeddedPorts,
+  IdempotencyStore,
   makeGateway,
   OtpStore,
   PhoneE164,
   RateLimiter,
   StoreUnavailable,
+  TransactionLog,
   UserId,
   UserStore
 } from "@walletgate/core"
 import { SmsOutbox } from "@walletgate/core/testing"
 import { type RedisStorePorts, RedisStores } from "@walletgate/redis"
-import { Effect, Layer, Logger, ManagedRuntime } from "effect"
+import { Effect, Fiber, Layer, Logger, ManagedRuntime } from "effect"
 import { Redis } from "ioredis"
 import { afterEach, describe, expect, it } from "vitest"
 import { eventually, SIGN_IN, serve, VERIFY } from "./http"
@@ -21,6 +27,7 @@ const NOW = 1_700_000_000_000
 const BOUND_MS = 3000
 
 const USER_ID = UserId.make("00000000-0000-4000-8000-000000000001")
+const ACCOUNT = "0x00000000000000000000000000000000000000a1"
 type Stores = ManagedRuntime.ManagedRuntime<RedisStorePorts, never>
 type Operation = Effect.Effect<unknown, StoreUnavailable, RedisStorePorts>
 
@@ -41,7 +48,58 @@ const everyOperation: ReadonlyArray<readonly [string, Operation]> = [
     UserStore.use((store) => store.findOrCreate({ id: USER_ID, phone: PHONE, createdAt: NOW }))
   ],
   ["UserStore.findById", findById],
-  ["RateLimiter.consume", probe]
+  ["RateLimiter.consume", probe],
+  ["ClientStore.find", ClientStore.use((store) => store.find("wgc_app"))],
+  [
+    "ClientStore.save",
+    ClientStore.use((store) => store.save({ clientId: "wgc_app", secretHash: "ab", providers: {}, testMode: true }))
+  ],
+  ["ClientStore.remove", ClientStore.use((store) => store.remove("wgc_app"))],
+  [
+    "ApiKeyStore.save",
+    ApiKeyStore.use((store) =>
+      store.save({ id: "key000000001", mode: "test", hash: "ab", networks: [], accounts: [], createdAt: NOW })
+    )
+  ],
+  ["ApiKeyStore.find", ApiKeyStore.use((store) => store.find("key000000001"))],
+  ["ApiKeyStore.list", ApiKeyStore.use((store) => store.list)],
+  ["ApiKeyStore.touch", ApiKeyStore.use((store) => store.touch("key000000001", NOW))],
+  ["ApiKeyStore.revoke", ApiKeyStore.use((store) => store.revoke("key000000001", NOW))],
+  ["AutomationAccounts.find", AutomationAccounts.use((accounts) => accounts.find("anvil", ACCOUNT))],
+  [
+    "AutomationAccounts.save",
+    AutomationAccounts.use((accounts) => accounts.save({ address: ACCOUNT, network: "anvil", accountKey: "k" }))
+  ],
+  ["IdempotencyStore.claim", IdempotencyStore.use((store) => store.claim("k", "ab", NOW, 60_000))],
+  [
+    "IdempotencyStore.complete",
+    IdempotencyStore.use((store) => store.complete("k", "owner", { status: 200, body: {} }, NOW, 60_000))
+  ],
+  ["IdempotencyStore.release", IdempotencyStore.use((store) => store.release("k", "owner"))],
+  ["AccountLocks.acquire", AccountLocks.use((locks) => locks.acquire("31337:0xfaults", 60_000))],
+  [
+    "TransactionLog.save",
+    TransactionLog.use((log) =>
+      log.save({
+        id: "tx-1",
+        kind: "kernel",
+        owner: "wgc_app",
+        network: "anvil",
+        chainId: 31337,
+        account: ACCOUNT,
+        txHash: "0xab",
+        status: "submitted",
+        createdAt: NOW,
+        details: {}
+      })
+    )
+  ],
+  ["TransactionLog.find", TransactionLog.use((log) => log.find("tx-1"))],
+  [
+    "TransactionLog.settle",
+    TransactionLog.use((log) => log.settle("tx-1", { status: "confirmed", blockNumber: 1, gasUsed: "21000" }))
+  ],
+  ["TransactionLog.discard", TransactionLog.use((log) => log.discard("tx-1"))]
 ]
 
 const cleanups: Array<() => Promise<void>> = []
@@ -128,6 +186,43 @@ describe("RedisStores when Redis fails", () => {
     expect(logLines.join("\n")).toContain("WRONGTYPE")
   })
 
+  it("fails with StoreUnavailable, not a defect, when a stored value is not what the port stores", async () => {
+    const server = await startServer()
+    const runtime = storesOn(server)
+    const intruder = new Redis(server.url)
+    cleanups.push(async () => {
+      await intruder.quit()
+    })
+    // Well-formed JSON of the wrong shape, and values that break the ports' schemas.
+    await intruder.set("walletgate:{app:wgc_app}", JSON.stringify({ clientId: "wgc_app", providers: {} }))
+    await intruder.hset("walletgate:{apikeys}", "k:key000000001", JSON.stringify({ id: "key000000001", mode: "root" }))
+    await intruder.hset("walletgate:{apikeys}", "k:key000000002", "{}", "u:key000000003", "soon")
+    await intruder.set(
+      `walletgate:{automation:anvil:${ACCOUNT}}`,
+      JSON.stringify({
+        address: ACCOUNT,
+        network: "anvil",
+        accountKey: "k",
+        plan: { asset: ACCOUNT, recipients: [{ address: ACCOUNT, shareBps: 5000 }], minimumPayout: "0", reserve: "0" }
+      })
+    )
+    await intruder.hset("walletgate:{idem:k}", "f", "ab", "e", String(NOW + 60_000), "d", '{"status":"ok"}')
+    await intruder.hset("walletgate:{tx:tx-1}", "r", JSON.stringify({ id: "tx-1", status: "lost" }))
+    const corrupt: ReadonlyArray<readonly [string, Operation]> = [
+      ["ClientStore.find", ClientStore.use((store) => store.find("wgc_app"))],
+      ["ApiKeyStore.find", ApiKeyStore.use((store) => store.find("key000000001"))],
+      ["ApiKeyStore.list", ApiKeyStore.use((store) => store.list)],
+      ["AutomationAccounts.find", AutomationAccounts.use((accounts) => accounts.find("anvil", ACCOUNT))],
+      ["IdempotencyStore.claim", IdempotencyStore.use((store) => store.claim("k", "ab", NOW, 60_000))],
+      ["TransactionLog.find", TransactionLog.use((log) => log.find("tx-1"))]
+    ]
+    for (const [operation, effect] of corrupt) {
+      const { error } = await failureOf(runtime, effect)
+      expect(error).toEqual(new StoreUnavailable({ operation }))
+    }
+    expect(logLines.join("\n")).toContain("unexpected reply")
+  })
+
   it("fails with StoreUnavailable after commandTimeoutMs when Redis stops answering", async () => {
     const server = await startServer()
     const runtime = storesOn(server, { commandTimeoutMs: 200 })
@@ -192,6 +287,53 @@ describe("RedisStores when Redis fails", () => {
     expect(() => RedisStores.layer({ url: "redis://127.0.0.1", keyPrefix: "app{1}:" })).toThrow(RangeError)
     expect(() => RedisStores.layer({ url: "redis://127.0.0.1", commandTimeoutMs: 0 })).toThrow(RangeError)
     expect(() => RedisStores.layer({ url: "redis://127.0.0.1", connectTimeoutMs: 1.5 })).toThrow(RangeError)
+  })
+})
+
+describe("account locks on Redis", () => {
+  const KEY = "31337:0x00000000000000000000000000000000000000a1"
+  const hold = (ttlMs: number) => AccountLocks.use((locks) => locks.acquire(KEY, ttlMs))
+
+  it("gives up waiting for a held lock after lockWaitMs with StoreUnavailable (account lock wait)", async () => {
+    const server = await startServer()
+    const runtime = ManagedRuntime.make(RedisStores.layer({ url: server.url, lockWaitMs: 300 }))
+    cleanups.push(() => runtime.dispose())
+    const held = await runtime.runPromise(hold(60_000))
+    const { error, ms } = await failureOf(runtime, hold(60_000))
+    expect(error).toEqual(new StoreUnavailable({ operation: "account lock wait" }))
+    expect(ms).toBeGreaterThanOrEqual(280)
+    expect(ms).toBeLessThan(1000)
+    await runtime.runPromise(held.release)
+    await runtime.runPromise(hold(60_000))
+  })
+
+  it("logs and swallows a release that cannot reach Redis: the ttl frees the lock", async () => {
+    const server = await startServer()
+    const runtime = storesOn(server)
+    const held = await runtime.runPromise(hold(500))
+    await server.crash()
+    await runtime.runPromise(held.release)
+    expect(logLines.join("\n")).toContain("AccountLocks.release")
+    expect(logLines.join("\n")).toContain("it frees itself when its ttl ends")
+  })
+
+  it("frees a lock whose acquisition was interrupted while its SET was on its way", async () => {
+    const server = await startServer()
+    const runtime = storesOn(server, { commandTimeoutMs: 5000 })
+    const observer = new Redis(server.url)
+    cleanups.push(async () => {
+      await observer.quit()
+    })
+    await runtime.runPromise(Effect.void)
+    // Frozen, Redis takes the SET off the socket only after the acquisition was interrupted.
+    server.freeze()
+    const acquisition = runtime.runFork(hold(60_000))
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const interrupted = runtime.runPromise(Fiber.interrupt(acquisition))
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    server.thaw()
+    await interrupted
+    expect(await observer.exists(`walletgate:{lock:${KEY}}`)).toBe(0)
   })
 })
 

@@ -1,9 +1,24 @@
-import { embeddedPorts, makeGateway, type OtpPolicyOptions } from "@walletgate/core"
+import { generateKeyPairSync } from "node:crypto"
+import {
+  anvilDevKey,
+  ClientStore,
+  deriveOwnerKey,
+  embeddedPorts,
+  hashClientSecret,
+  type LocalNetwork,
+  makeGateway,
+  type OtpPolicyOptions,
+  predictAccountAddress,
+  SigningKeys,
+  startLocalNetwork
+} from "@walletgate/core"
 import { SmsOutbox } from "@walletgate/core/testing"
 import { RedisStores } from "@walletgate/redis"
-import { Layer } from "effect"
+import { Layer, ManagedRuntime } from "effect"
+import { keccak256, parseEther, toHex } from "viem"
+import { privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Served, SIGN_IN, serve, VERIFY } from "./http"
+import { eventually, type Served, SIGN_IN, serve, VERIFY } from "./http"
 import { type RedisServer, startRedisServer } from "./redis-server"
 
 // Two gateway instances, each with its own Redis connection behind its own Express server, on one Redis:
@@ -104,5 +119,100 @@ describe("two gateways on one Redis, with a small per-IP cap", () => {
       statuses.push((await (i % 2 === 0 ? a() : b()).post(SIGN_IN, { phone })).status)
     // Each instance saw at most three sends, so only a shared counter refuses the fourth and fifth.
     expect(statuses).toEqual([200, 200, 200, 429, 429])
+  })
+})
+
+// Money movement across the fleet: both instances derive the same wallets (one master secret), verify
+// each other's access tokens (one signing key) and read the same apps, idempotency records, account locks
+// and transaction log from Redis. Each has its own relayer, as a fleet must (relayer nonces are per process).
+describe("two gateways on one Redis and one chain", () => {
+  const keyPrefix = "fleet-chain:"
+  const masterSecret = "fleet-tests-master-secret-0123456789abcdef"
+  const client = { clientId: "wgc_fleet", clientSecret: "wgs_fleet_secret" }
+  let chain: LocalNetwork
+  const instances: Array<Served> = []
+  beforeAll(async () => {
+    chain = await startLocalNetwork()
+    // Apps live in Redis now: register the app once, for every instance.
+    const admin = ManagedRuntime.make(RedisStores.layer({ url: server.url, keyPrefix }))
+    try {
+      await admin.runPromise(
+        ClientStore.use((store) =>
+          store.save({
+            clientId: client.clientId,
+            secretHash: hashClientSecret(client.clientSecret),
+            providers: { phone: { kind: "phone" } },
+            testMode: true
+          })
+        )
+      )
+    } finally {
+      await admin.dispose()
+    }
+    const signingKey = generateKeyPairSync("ed25519").privateKey.export({ format: "pem", type: "pkcs8" }).toString()
+    for (const relayerKey of [chain.network.relayerKey, anvilDevKey(7)]) {
+      const gateway = makeGateway({
+        ports: Layer.mergeAll(
+          embeddedPorts({ masterSecret, otp: { codeSecret }, networks: [{ ...chain.network, relayerKey }] }),
+          SigningKeys.fromPrivateKey({ issuer: "walletgate", algorithm: "EdDSA", privateKey: signingKey }),
+          RedisStores.layer({ url: server.url, keyPrefix })
+        ),
+        loggers: []
+      })
+      instances.push(await serve(gateway))
+    }
+  })
+  afterAll(async () => {
+    for (const instance of instances) await instance.close()
+    await chain?.stop()
+  })
+
+  it("sends one transaction for one Idempotency-Key sent 10 times concurrently, split across both", async () => {
+    const [a, b] = instances
+    if (a === undefined || b === undefined) throw new Error("the fleet is not started")
+    const granted = await a.post("/v1/auth", { client_id: client.clientId, client_secret: client.clientSecret })
+    expect(granted.status).toBe(200)
+    const bearer = `Bearer ${((await granted.json()) as { access_token: string }).access_token}`
+
+    const userId = "phone:00000000-0000-4000-8000-0000000000f1"
+    const wallet = await predictAccountAddress(
+      chain.publicClient,
+      chain.contracts.walletFactory,
+      privateKeyToAccount(deriveOwnerKey(masterSecret, userId)).address,
+      keccak256(toHex(userId))
+    )
+    await fetch(chain.anvil.rpcUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "anvil_setBalance",
+        params: [wallet, toHex(parseEther("1"))]
+      })
+    })
+    const recipient = privateKeyToAccount(keccak256(toHex("fleet-recipient"))).address
+    // A test-mode app may send blank auth on a test network.
+    const body = { userId, chain: "anvil", to: [recipient], value: ["7"], data: ["0x"], auth: "" }
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        (i % 2 === 0 ? a : b).post("/v1/kernel/tx", body, { authorization: bearer, "idempotency-key": "fleet-pay-7" })
+      )
+    )
+    const bodies = await Promise.all(answers.map((answer) => answer.text()))
+    expect(answers.map((answer) => answer.status)).toEqual(new Array(10).fill(200))
+    expect(new Set(bodies).size).toBe(1)
+    expect(answers.filter((answer) => answer.headers.get("idempotent-replayed") === "true")).toHaveLength(9)
+
+    const sent = JSON.parse(bodies[0] ?? "{}") as { id: string; txHash: `0x${string}` }
+    await chain.publicClient.waitForTransactionReceipt({ hash: sent.txHash })
+    expect(await chain.publicClient.getBalance({ address: recipient })).toBe(7n)
+    // The transaction log is shared: the instance that did not send it reports it too.
+    for (const instance of [a, b]) {
+      await eventually("the transaction is confirmed", async () => {
+        const status = await instance.get(`/v1/kernel/tx/${sent.id}`, { authorization: bearer })
+        return status.status === 200 && ((await status.json()) as { status: string }).status === "confirmed"
+      })
+    }
   })
 })

@@ -7,8 +7,10 @@ import express from "express"
 /** A gateway behind its own Express server on a free port. */
 export interface Served {
   readonly url: string
-  /** POSTs `body` as JSON to `path` below the gateway. */
-  readonly post: (path: string, body: unknown) => Promise<Response>
+  /** POSTs `body` as JSON to `path` below the gateway, with `headers` besides. */
+  readonly post: (path: string, body: unknown, headers?: Readonly<Record<string, string>>) => Promise<Response>
+  /** GETs `path` below the gateway. */
+  readonly get: (path: string, headers?: Readonly<Record<string, string>>) => Promise<Response>
   /** Closes the server, then disposes of the gateway (and so of its Redis connection). */
   readonly close: () => Promise<void>
 }
@@ -20,12 +22,13 @@ export const serve = async (gateway: Gateway): Promise<Served> => {
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   return {
     url,
-    post: (path, body) =>
+    post: (path, body, headers = {}) =>
       fetch(`${url}${path}`, {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        headers: { "content-type": "application/json", ...headers },
         body: JSON.stringify(body)
       }),
+    get: (path, headers = {}) => fetch(`${url}${path}`, { headers }),
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()))
       await gateway.dispose()

@@ -1,6 +1,20 @@
-import { OtpStore, PhoneE164, RateLimiter, UserId, UserStore } from "@walletgate/core"
+import {
+  AccountLocks,
+  type ApiKeyRecord,
+  ApiKeyStore,
+  AutomationAccounts,
+  ClientStore,
+  IdempotencyStore,
+  OtpStore,
+  PhoneE164,
+  RateLimiter,
+  TransactionLog,
+  type TxRecord,
+  UserId,
+  UserStore
+} from "@walletgate/core"
 import { type RedisStorePorts, RedisStores } from "@walletgate/redis"
-import { ManagedRuntime } from "effect"
+import { Effect, ManagedRuntime } from "effect"
 import { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { eventually } from "./http"
@@ -93,6 +107,119 @@ describe("the Redis key layout", () => {
       expect(JSON.parse((await observer.get(key)) ?? "null")).toEqual(user)
       expect(await observer.pttl(key)).toBe(-1)
     }
+  })
+
+  it("keeps an app forever as JSON under its client id", async () => {
+    const app = {
+      clientId: "wgc_layout",
+      secretHash: HASH,
+      providers: { phone: { kind: "phone" } },
+      testMode: true
+    } as const
+    await stores.runPromise(ClientStore.use((store) => store.save(app)))
+    const key = "walletgate:{app:wgc_layout}"
+    expect(JSON.parse((await observer.get(key)) ?? "null")).toEqual(app)
+    expect(await observer.pttl(key)).toBe(-1)
+    await stores.runPromise(ClientStore.use((store) => store.remove(app.clientId)))
+    expect(await observer.exists(key)).toBe(0)
+  })
+
+  it("keeps every API key forever in the one {apikeys} hash, its last use and revocation beside it", async () => {
+    const record: ApiKeyRecord = {
+      id: "layoutkey001",
+      mode: "test",
+      hash: HASH,
+      networks: ["anvil"],
+      accounts: [],
+      createdAt: 1_700_000_000_000
+    }
+    await stores.runPromise(
+      ApiKeyStore.use((store) =>
+        store
+          .save(record)
+          .pipe(
+            Effect.andThen(store.touch(record.id, 1_700_000_000_500)),
+            Effect.andThen(store.revoke(record.id, 1_700_000_000_900))
+          )
+      )
+    )
+    const fields = await observer.hgetall("walletgate:{apikeys}")
+    expect(JSON.parse(fields["k:layoutkey001"] ?? "null")).toEqual(record)
+    expect(fields["u:layoutkey001"]).toBe("1700000000500")
+    expect(fields["r:layoutkey001"]).toBe("1700000000900")
+    expect(await observer.pttl("walletgate:{apikeys}")).toBe(-1)
+  })
+
+  it("keeps an automation account forever under its network and lower-case address", async () => {
+    const account = { address: "0x00000000000000000000000000000000000000Ab", network: "anvil", accountKey: "layout" }
+    await stores.runPromise(AutomationAccounts.use((accounts) => accounts.save(account)))
+    const key = "walletgate:{automation:anvil:0x00000000000000000000000000000000000000ab}"
+    expect(JSON.parse((await observer.get(key)) ?? "null")).toEqual(account)
+    expect(await observer.pttl(key)).toBe(-1)
+  })
+
+  it("keeps an idempotency record in one hash tagged by its key, for its ttl from the claim, then from the answer", async () => {
+    const now = Date.now()
+    const key = "walletgate:{idem:kernel:wgc_layout:order-1}"
+    const claim = await stores.runPromise(
+      IdempotencyStore.use((store) => store.claim("kernel:wgc_layout:order-1", HASH, now, 60_000))
+    )
+    if (claim._tag !== "Claimed") throw new Error(`expected a claim, got ${claim._tag}`)
+    expect(await observer.hgetall(key)).toEqual({ f: HASH, o: claim.owner, e: String(now + 60_000) })
+    expect(await observer.pttl(key)).toBeGreaterThan(50_000)
+    expect(await observer.pttl(key)).toBeLessThanOrEqual(60_000)
+    await stores.runPromise(
+      IdempotencyStore.use((store) =>
+        store.complete(
+          "kernel:wgc_layout:order-1",
+          claim.owner,
+          { status: 200, body: { ok: true } },
+          now + 1,
+          86_400_000
+        )
+      )
+    )
+    expect(await observer.hget(key, "d")).toBe('{"status":200,"body":{"ok":true}}')
+    expect(await observer.hget(key, "e")).toBe(String(now + 1 + 86_400_000))
+    expect(await observer.pttl(key)).toBeGreaterThan(86_000_000)
+  })
+
+  it("keeps a held lock as its owner token for its ttl, and nothing once released", async () => {
+    const key = "walletgate:{lock:31337:0xlayout}"
+    const held = await stores.runPromise(AccountLocks.use((locks) => locks.acquire("31337:0xlayout", 180_000)))
+    expect(await observer.get(key)).toBe(held.owner)
+    expect(await observer.pttl(key)).toBeGreaterThan(170_000)
+    expect(await observer.pttl(key)).toBeLessThanOrEqual(180_000)
+    await stores.runPromise(held.release)
+    expect(await observer.exists(key)).toBe(0)
+  })
+
+  it("keeps a transaction forever in one hash, its outcome beside the record, and nothing once discarded", async () => {
+    const record: TxRecord = {
+      id: "00000000-0000-4000-8000-00000000a001",
+      kind: "kernel",
+      owner: "wgc_layout",
+      network: "anvil",
+      chainId: 31337,
+      account: "0x00000000000000000000000000000000000000a1",
+      txHash: `0x${HASH}`,
+      status: "submitted",
+      createdAt: 1_700_000_000_000,
+      details: { userId: "phone:x" }
+    }
+    const key = `walletgate:{tx:${record.id}}`
+    const outcome = { status: "confirmed", blockNumber: 7, gasUsed: "21000" } as const
+    await stores.runPromise(
+      TransactionLog.use((log) => log.save(record).pipe(Effect.andThen(log.settle(record.id, outcome))))
+    )
+    const fields = await observer.hgetall(key)
+    expect(JSON.parse(fields.r ?? "null")).toEqual(record)
+    expect(JSON.parse(fields.o ?? "null")).toEqual(outcome)
+    expect(await observer.pttl(key)).toBe(-1)
+    await stores.runPromise(
+      TransactionLog.use((log) => log.discard(record.id).pipe(Effect.andThen(log.settle(record.id, outcome))))
+    )
+    expect(await observer.exists(key)).toBe(0)
   })
 
   it("puts the key prefix before every key", async () => {

@@ -57,9 +57,10 @@ export const idempotent = <E, R>(options: {
           yield* Effect.sleep("25 millis")
           continue
         case "Claimed": {
-          const reply = yield* options.run.pipe(Effect.tapError(() => store.release(key)))
+          const reply = yield* options.run.pipe(Effect.tapError(() => store.release(key, claim.owner)))
           yield* store.complete(
             key,
+            claim.owner,
             { status: reply.status, body: reply.body },
             yield* Clock.currentTimeMillis,
             IDEMPOTENCY_TTL_MS

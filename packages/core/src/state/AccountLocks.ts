@@ -6,18 +6,24 @@ import type { StoreUnavailable } from "./errors"
 
 /** A held lock; releasing it twice is harmless. */
 export interface HeldLock {
+  /** A random token naming this holder: releasing frees the lock only while this holder still has it. */
+  readonly owner: string
+  /** Frees the lock if this holder still has it; never fails (a distributed lock frees itself after its ttl). */
   readonly release: Effect.Effect<void>
 }
 
 /**
  * Mutual exclusion per account, so that two sends or payouts of one account never run at once (their
  * nonces would collide). `acquire` waits its turn; a distributed implementation releases a holder that
- * died after `ttlMs`.
+ * died after `ttlMs`, and then ignores that holder's late release.
  */
 export class AccountLocks extends Context.Service<
   AccountLocks,
   {
-    /** Waits until `key` is free, then holds it (for at most `ttlMs` where holders can die apart from us). */
+    /**
+     * Waits until `key` is free, then holds it (for at most `ttlMs` where holders can die apart from us).
+     * A distributed implementation waits a bounded time, then fails with `StoreUnavailable`.
+     */
     readonly acquire: (key: string, ttlMs: number) => Effect.Effect<HeldLock, StoreUnavailable>
   }
 >()("@walletgate/core/AccountLocks") {
@@ -39,6 +45,7 @@ export class AccountLocks extends Context.Service<
             Effect.map((): HeldLock => {
               let released = false
               return {
+                owner: crypto.randomUUID(),
                 release: Effect.suspend(() => {
                   if (released) return Effect.void
                   released = true

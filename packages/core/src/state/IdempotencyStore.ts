@@ -11,7 +11,11 @@ export interface StoredReply {
 
 /** The outcome of claiming an idempotency key. */
 export type IdempotencyClaim =
-  | { readonly _tag: "Claimed" }
+  | {
+      readonly _tag: "Claimed"
+      /** A random token naming this claim: only its holder may complete or release the key. */
+      readonly owner: string
+    }
   | { readonly _tag: "InFlight" }
   | { readonly _tag: "Completed"; readonly reply: StoredReply }
   | { readonly _tag: "Mismatch" }
@@ -19,6 +23,8 @@ export type IdempotencyClaim =
 /**
  * Idempotency records (DESIGN §4): a key is claimed once per scope with the request's fingerprint; the
  * first answer is kept for replay. Claims are atomic, so concurrent retries on any instance see one owner.
+ * A claim names its owner with a random token, so that an instance whose claim expired and was claimed
+ * again elsewhere can neither complete nor release the new claim.
  */
 export class IdempotencyStore extends Context.Service<
   IdempotencyStore,
@@ -30,21 +36,26 @@ export class IdempotencyStore extends Context.Service<
       now: number,
       ttlMs: number
     ) => Effect.Effect<IdempotencyClaim, StoreUnavailable>
-    /** Stores the answer of a claimed key. */
+    /** Stores the answer of a key claimed by `owner`, kept `ttlMs`; does nothing once the claim is not theirs. */
     readonly complete: (
       key: string,
+      owner: string,
       reply: StoredReply,
       now: number,
       ttlMs: number
     ) => Effect.Effect<void, StoreUnavailable>
-    /** Gives up a claim whose request failed before it changed anything, so a retry may run. */
-    readonly release: (key: string) => Effect.Effect<void, StoreUnavailable>
+    /**
+     * Gives up `owner`'s claim whose request failed before it changed anything, so a retry may run; does
+     * nothing once the claim is not theirs or is completed.
+     */
+    readonly release: (key: string, owner: string) => Effect.Effect<void, StoreUnavailable>
   }
 >()("@walletgate/core/IdempotencyStore") {
   /** Records in this process's memory. */
   static readonly memory: Layer.Layer<IdempotencyStore> = Layer.sync(IdempotencyStore, () => {
     interface Entry {
       readonly fingerprint: string
+      readonly owner: string
       reply: StoredReply | undefined
       expiresAt: number
     }
@@ -54,23 +65,25 @@ export class IdempotencyStore extends Context.Service<
         Effect.sync((): IdempotencyClaim => {
           const entry = entries.get(key)
           if (entry === undefined || entry.expiresAt <= now) {
-            entries.set(key, { fingerprint, reply: undefined, expiresAt: now + ttlMs })
-            return { _tag: "Claimed" }
+            const owner = crypto.randomUUID()
+            entries.set(key, { fingerprint, owner, reply: undefined, expiresAt: now + ttlMs })
+            return { _tag: "Claimed", owner }
           }
           if (entry.fingerprint !== fingerprint) return { _tag: "Mismatch" }
           return entry.reply === undefined ? { _tag: "InFlight" } : { _tag: "Completed", reply: entry.reply }
         }),
-      complete: (key, reply, now, ttlMs) =>
+      complete: (key, owner, reply, now, ttlMs) =>
         Effect.sync(() => {
           const entry = entries.get(key)
-          if (entry !== undefined) {
+          if (entry !== undefined && entry.owner === owner && entry.expiresAt > now) {
             entry.reply = reply
             entry.expiresAt = now + ttlMs
           }
         }),
-      release: (key) =>
+      release: (key, owner) =>
         Effect.sync(() => {
-          if (entries.get(key)?.reply === undefined) entries.delete(key)
+          const entry = entries.get(key)
+          if (entry?.owner === owner && entry.reply === undefined) entries.delete(key)
         })
     })
   })

@@ -1,20 +1,42 @@
-import { OtpStore, RateLimiter, UserStore } from "@walletgate/core"
-import { otpStoreContract, rateLimiterContract, userStoreContract } from "@walletgate/core/testing"
-import { Effect } from "effect"
+import {
+  AccountLocks,
+  ApiKeyStore,
+  AutomationAccounts,
+  ClientStore,
+  IdempotencyStore,
+  OtpStore,
+  RateLimiter,
+  TransactionLog,
+  UserStore
+} from "@walletgate/core"
+import {
+  accountLocksContract,
+  apiKeyStoreContract,
+  automationAccountsContract,
+  clientStoreContract,
+  idempotencyStoreContract,
+  otpStoreContract,
+  type PortContractCase,
+  rateLimiterContract,
+  transactionLogContract,
+  userStoreContract
+} from "@walletgate/core/testing"
+import { Effect, type Layer } from "effect"
 import { describe, it } from "vitest"
 
-// The in-memory ports against the port contracts; @walletgate/redis runs the same cases on Redis.
-describe("OtpStore.memory", () => {
-  for (const { name, run } of otpStoreContract) it(name, () => Effect.runPromise(Effect.provide(run, OtpStore.memory)))
-})
+// The in-memory ports against the port contracts; @walletgate/redis runs the same cases on Redis. The
+// in-memory locks skip `expiringAccountLocksContract`: their holders die only with the whole process.
+const suite = <R>(port: string, cases: ReadonlyArray<PortContractCase<R>>, layer: Layer.Layer<R>) =>
+  describe(port, () => {
+    for (const { name, run } of cases) it(name, () => Effect.runPromise(Effect.provide(run, layer)))
+  })
 
-describe("UserStore.memory", () => {
-  for (const { name, run } of userStoreContract)
-    it(name, () => Effect.runPromise(Effect.provide(run, UserStore.memory)))
-})
-
-describe("RateLimiter.memory", () => {
-  for (const { name, run } of rateLimiterContract) {
-    it(name, () => Effect.runPromise(Effect.provide(run, RateLimiter.memory)))
-  }
-})
+suite("OtpStore.memory", otpStoreContract, OtpStore.memory)
+suite("UserStore.memory", userStoreContract, UserStore.memory)
+suite("RateLimiter.memory", rateLimiterContract, RateLimiter.memory)
+suite("ClientStore.memory", clientStoreContract, ClientStore.memory())
+suite("ApiKeyStore.memory", apiKeyStoreContract, ApiKeyStore.memory())
+suite("AutomationAccounts.memory", automationAccountsContract, AutomationAccounts.memory())
+suite("IdempotencyStore.memory", idempotencyStoreContract, IdempotencyStore.memory)
+suite("AccountLocks.memory", accountLocksContract, AccountLocks.memory)
+suite("TransactionLog.memory", transactionLogContract, TransactionLog.memory)

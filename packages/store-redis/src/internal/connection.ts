@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto"
+import { createHash, randomBytes } from "node:crypto"
 import { StoreUnavailable } from "@walletgate/core"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -13,6 +13,12 @@ export interface LuaScript {
 
 /** Wraps Lua source as a {@link LuaScript}. */
 export const luaScript = (lua: string): LuaScript => ({ lua, sha: createHash("sha1").update(lua).digest("hex") })
+
+/** A fresh owner token (of an idempotency claim, of a lock): 128 random bits, so that no two holders share one. */
+export const ownerToken = (): string => randomBytes(16).toString("hex")
+
+/** A record's lifetime for `PEXPIRE` or `SET … PX`: a whole number of ms, at least 1. */
+export const lifetimeMs = (ttlMs: number): number => Math.max(1, Math.ceil(ttlMs))
 
 /** What the stores share: the client, the key prefix and the bounded way to call Redis. */
 export interface Connection {

@@ -1,0 +1,88 @@
+import * as Effect from "effect/Effect"
+import type { App } from "../../auth/apps"
+import { ClientStore } from "../../auth/ClientStore"
+import { concurrently, expectEqual, type PortContractCase } from "./contract"
+
+/** A stand-in for a secret hash: 64 hex digits, as `hashClientSecret` makes them. */
+const digest = (n: number) => n.toString(16).padStart(64, "0")
+const app = (clientId: string, n = 1): App => ({
+  clientId,
+  secretHash: digest(n),
+  providers: { phone: { kind: "phone" } },
+  testMode: n % 2 === 1
+})
+const WITH_JWKS: App = {
+  clientId: "wgc_jwks",
+  secretHash: digest(7),
+  providers: {
+    phone: { kind: "phone" },
+    "acme-id_2": {
+      kind: "jwks",
+      jwksUrl: "https://id.acme.example/.well-known/jwks.json",
+      issuer: "https://id.acme.example/",
+      audience: "walletgate",
+      algorithms: ["RS256", "EdDSA"]
+    }
+  },
+  testMode: false
+}
+
+const clientCase = (
+  name: string,
+  run: (store: ClientStore["Service"]) => Effect.Effect<void, unknown>
+): PortContractCase<ClientStore> => ({ name, run: ClientStore.use(run) })
+
+/** The contract of `ClientStore` (the registered apps): every implementation must pass every case. */
+export const clientStoreContract: ReadonlyArray<PortContractCase<ClientStore>> = [
+  clientCase("finds no app for an unknown client id", (store) =>
+    Effect.gen(function* () {
+      yield* expectEqual("find", yield* store.find("wgc_unknown"), undefined)
+    })
+  ),
+  clientCase("finds a saved app exactly as saved, providers included", (store) =>
+    Effect.gen(function* () {
+      yield* store.save(app("wgc_one"))
+      yield* store.save(WITH_JWKS)
+      yield* expectEqual("phone only", yield* store.find("wgc_one"), app("wgc_one"))
+      yield* expectEqual("with an external issuer", yield* store.find(WITH_JWKS.clientId), WITH_JWKS)
+    })
+  ),
+  clientCase("replaces an app saved again under its client id", (store) =>
+    Effect.gen(function* () {
+      yield* store.save(WITH_JWKS)
+      const replaced = { ...app(WITH_JWKS.clientId, 2), providers: {} }
+      yield* store.save(replaced)
+      yield* expectEqual("find", yield* store.find(WITH_JWKS.clientId), replaced)
+    })
+  ),
+  clientCase("forgets a removed app, and removes an unknown one harmlessly", (store) =>
+    Effect.gen(function* () {
+      yield* store.save(app("wgc_one"))
+      yield* store.remove("wgc_one")
+      yield* store.remove("wgc_unknown")
+      yield* expectEqual("find", yield* store.find("wgc_one"), undefined)
+    })
+  ),
+  clientCase("keeps apps apart", (store) =>
+    Effect.gen(function* () {
+      yield* store.save(app("wgc_one", 1))
+      yield* store.save(app("wgc_two", 2))
+      yield* store.remove("wgc_one")
+      yield* expectEqual("other app", yield* store.find("wgc_two"), app("wgc_two", 2))
+    })
+  ),
+  clientCase("keeps every one of 20 apps saved concurrently", (store) =>
+    Effect.gen(function* () {
+      yield* concurrently(20, (i) => store.save(app(`wgc_${i}`, i)))
+      const found = yield* Effect.forEach(
+        Array.from({ length: 20 }, (_, i) => i),
+        (i) => store.find(`wgc_${i}`)
+      )
+      yield* expectEqual(
+        "found",
+        found,
+        Array.from({ length: 20 }, (_, i) => app(`wgc_${i}`, i))
+      )
+    })
+  )
+]

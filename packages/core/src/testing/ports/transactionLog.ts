@@ -1,0 +1,125 @@
+import * as Effect from "effect/Effect"
+import { TransactionLog, type TxOutcome, type TxRecord } from "../../state/TransactionLog"
+import { concurrently, expectEqual, type PortContractCase, T0 } from "./contract"
+
+/** A submitted transaction as `BatchRelay` records it; `n` varies its id and hash. */
+const submitted = (n: number, extra: Partial<TxRecord> = {}): TxRecord => ({
+  id: `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`,
+  kind: n % 2 === 0 ? "payout" : "kernel",
+  owner: n % 2 === 0 ? "key000000001" : "wgc_app",
+  network: "anvil",
+  chainId: 31337,
+  account: "0x00000000000000000000000000000000000000A1",
+  txHash: `0x${n.toString(16).padStart(64, "0")}`,
+  status: "submitted",
+  createdAt: T0 + n,
+  details: {
+    userId: "phone:00000000-0000-4000-8000-000000000001",
+    transfers: [
+      { to: "0x00000000000000000000000000000000000000b2", amount: "115792089237316195423570985008687907853" }
+    ],
+    calls: [],
+    memo: null,
+    nested: { empty: {}, flags: [true, false] }
+  },
+  ...extra
+})
+const CONFIRMED: TxOutcome = { status: "confirmed", blockNumber: 12, gasUsed: "52341" }
+const REVERTED: TxOutcome = { status: "reverted", blockNumber: 13, gasUsed: "21000" }
+
+const logCase = (
+  name: string,
+  run: (log: TransactionLog["Service"]) => Effect.Effect<void, unknown>
+): PortContractCase<TransactionLog> => ({ name, run: TransactionLog.use(run) })
+
+/** The contract of `TransactionLog` (DESIGN §4, recorded before broadcast): every implementation must pass every case. */
+export const transactionLogContract: ReadonlyArray<PortContractCase<TransactionLog>> = [
+  logCase("finds no record for an unknown id", (log) =>
+    Effect.gen(function* () {
+      yield* expectEqual("find", yield* log.find(submitted(1).id), undefined)
+    })
+  ),
+  logCase("finds a saved record exactly as saved, its details included", (log) =>
+    Effect.gen(function* () {
+      yield* log.save(submitted(1))
+      yield* log.save(submitted(2, { details: {} }))
+      yield* expectEqual("kernel", yield* log.find(submitted(1).id), submitted(1))
+      yield* expectEqual("payout without details", yield* log.find(submitted(2).id), submitted(2, { details: {} }))
+    })
+  ),
+  logCase("settles a submitted record with its outcome and keeps the rest", (log) =>
+    Effect.gen(function* () {
+      yield* log.save(submitted(1))
+      yield* log.save(submitted(2))
+      yield* log.settle(submitted(1).id, CONFIRMED)
+      yield* log.settle(submitted(2).id, REVERTED)
+      yield* expectEqual("confirmed", yield* log.find(submitted(1).id), submitted(1, CONFIRMED))
+      yield* expectEqual("reverted", yield* log.find(submitted(2).id), submitted(2, REVERTED))
+    })
+  ),
+  logCase("takes the latest outcome of a record settled twice", (log) =>
+    Effect.gen(function* () {
+      yield* log.save(submitted(1))
+      yield* log.settle(submitted(1).id, REVERTED)
+      yield* log.settle(submitted(1).id, CONFIRMED)
+      yield* expectEqual("find", yield* log.find(submitted(1).id), submitted(1, CONFIRMED))
+    })
+  ),
+  logCase("replaces a record saved again, its outcome included", (log) =>
+    Effect.gen(function* () {
+      yield* log.save(submitted(1))
+      yield* log.settle(submitted(1).id, CONFIRMED)
+      yield* log.save(submitted(1, { txHash: `0x${"cd".repeat(32)}` }))
+      yield* expectEqual("find", yield* log.find(submitted(1).id), submitted(1, { txHash: `0x${"cd".repeat(32)}` }))
+    })
+  ),
+  logCase("settles nothing for an unknown id: no record appears", (log) =>
+    Effect.gen(function* () {
+      yield* log.settle(submitted(1).id, CONFIRMED)
+      yield* expectEqual("find", yield* log.find(submitted(1).id), undefined)
+    })
+  ),
+  logCase("forgets a discarded record, and discards an unknown id harmlessly", (log) =>
+    Effect.gen(function* () {
+      yield* log.save(submitted(1))
+      yield* log.save(submitted(2))
+      yield* log.discard(submitted(1).id)
+      yield* log.discard(submitted(3).id)
+      yield* expectEqual("discarded", yield* log.find(submitted(1).id), undefined)
+      yield* expectEqual("other record", yield* log.find(submitted(2).id), submitted(2))
+    })
+  ),
+  logCase("never brings back a discarded record by settling it", (log) =>
+    Effect.gen(function* () {
+      yield* log.save(submitted(1))
+      yield* log.discard(submitted(1).id)
+      yield* log.settle(submitted(1).id, CONFIRMED)
+      yield* expectEqual("find", yield* log.find(submitted(1).id), undefined)
+    })
+  ),
+  logCase("leaves nothing of a record discarded while 20 settlements run", (log) =>
+    Effect.gen(function* () {
+      yield* log.save(submitted(1))
+      yield* Effect.all(
+        [concurrently(20, () => log.settle(submitted(1).id, CONFIRMED)), log.discard(submitted(1).id)],
+        {
+          concurrency: "unbounded"
+        }
+      )
+      yield* expectEqual("find", yield* log.find(submitted(1).id), undefined)
+    })
+  ),
+  logCase("settles every one of 20 records concurrently", (log) =>
+    Effect.gen(function* () {
+      const records = Array.from({ length: 20 }, (_, i) => submitted(i))
+      yield* Effect.forEach(records, log.save)
+      yield* concurrently(20, (i) => log.settle(submitted(i).id, { ...CONFIRMED, blockNumber: 100 + i }))
+      const found = yield* Effect.forEach(records, (record) => log.find(record.id))
+      yield* expectEqual(
+        "found",
+        found,
+        records.map((record, i) => ({ ...record, ...CONFIRMED, blockNumber: 100 + i }))
+      )
+    })
+  )
+]

@@ -1,0 +1,71 @@
+import { TransactionLog, type TxRecord, TxStatus } from "@walletgate/core"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { type Connection, luaScript } from "./connection"
+
+// One hash per transaction, `{tx:<id>}`: r = the record as saved (JSON), o = its outcome once settled
+// (JSON), laid over the record when read. Settling writes one field of an existing record and never
+// rewrites it, so settle and discard cannot interleave into a half record. Kept forever, as the record
+// of what the gateway broadcast.
+
+// Saving replaces the whole record, outcome included.
+const save = luaScript(`
+redis.call("DEL", KEYS[1])
+redis.call("HSET", KEYS[1], "r", ARGV[1])
+return 1
+`)
+
+// Settling a record that is not there (never saved, or discarded) must not bring half of one back.
+const settle = luaScript(`
+if redis.call("HEXISTS", KEYS[1], "r") == 0 then return 0 end
+redis.call("HSET", KEYS[1], "o", ARGV[1])
+return 1
+`)
+
+const RecordJson = Schema.fromJsonString(
+  Schema.Struct({
+    id: Schema.String,
+    kind: Schema.Literals(["kernel", "payout"]),
+    owner: Schema.String,
+    network: Schema.String,
+    chainId: Schema.Int,
+    account: Schema.String,
+    txHash: Schema.String,
+    status: TxStatus,
+    blockNumber: Schema.optionalKey(Schema.Int),
+    gasUsed: Schema.optionalKey(Schema.String),
+    createdAt: Schema.Number,
+    details: Schema.Record(Schema.String, Schema.Unknown)
+  })
+)
+const encodeRecord = Schema.encodeSync(RecordJson)
+const OutcomeJson = Schema.fromJsonString(
+  Schema.Struct({ status: Schema.Literals(["confirmed", "reverted"]), blockNumber: Schema.Int, gasUsed: Schema.String })
+)
+const encodeOutcome = Schema.encodeSync(OutcomeJson)
+const Stored = Schema.Tuple([Schema.NullOr(RecordJson), Schema.NullOr(OutcomeJson)])
+
+/** `TransactionLog` on Redis: each transaction in its own hash; records are checked when read. */
+export const redisTransactionLog = (connection: Connection): TransactionLog["Service"] => {
+  const txKey = (id: string) => `${connection.keyPrefix}{tx:${id}}`
+  return TransactionLog.of({
+    save: (record) =>
+      Effect.suspend(() =>
+        connection.run("TransactionLog.save", save, [txKey(record.id)], [encodeRecord(record)], Schema.Number)
+      ).pipe(Effect.asVoid),
+    find: (id) =>
+      connection
+        .send("TransactionLog.find", (client) => client.hmget(txKey(id), "r", "o"), Stored)
+        .pipe(
+          Effect.map(([record, outcome]): TxRecord | undefined =>
+            record === null ? undefined : outcome === null ? record : { ...record, ...outcome }
+          )
+        ),
+    settle: (id, outcome) =>
+      Effect.suspend(() =>
+        connection.run("TransactionLog.settle", settle, [txKey(id)], [encodeOutcome(outcome)], Schema.Number)
+      ).pipe(Effect.asVoid),
+    discard: (id) =>
+      connection.send("TransactionLog.discard", (client) => client.del(txKey(id)), Schema.Number).pipe(Effect.asVoid)
+  })
+}
