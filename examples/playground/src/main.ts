@@ -5,6 +5,7 @@ import { randomBytes } from "node:crypto"
 import {
   anvilDevKey,
   automationSalt,
+  deployTestToken,
   deriveOwnerKey,
   embeddedPorts,
   hashClientSecret,
@@ -16,13 +17,15 @@ import {
   predictAccountAddress,
   SecureRandom,
   smsSenderFromEnv,
-  startLocalNetwork
+  startLocalNetwork,
+  sweeperArtifact,
+  testTokenArtifact
 } from "@walletgate/core"
 import { walletgate } from "@walletgate/express"
 import { RedisStores } from "@walletgate/redis"
 import { Config, Effect, Layer, Option } from "effect"
 import express from "express"
-import { parseEther, zeroAddress } from "viem"
+import { createWalletClient, type Hash, http, maxUint256, parseEther, parseUnits, zeroAddress } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 
 // A development secret, public by being in this file: wallets made with it are only for the local chain.
@@ -62,6 +65,53 @@ const demoKey = Effect.runSync(
     Effect.provide(SecureRandom.crypto)
   )
 )
+// Dust sweeping: three test tokens held by a demo holder (anvil dev account 7). It approved the sweeper for
+// all its DUST, and a taker (dev account 8) swept 4 DUST at the operator's (dev account 1) rate of 0.00002
+// ETH per DUST; USDX is priced but not approved; NOPR has no price.
+const walletOf = (index: number) =>
+  createWalletClient({
+    chain: chain.publicClient.chain,
+    transport: http(chain.anvil.rpcUrl),
+    account: privateKeyToAccount(anvilDevKey(index))
+  })
+const [deployer, operator, dustHolder, taker] = [walletOf(0), walletOf(1), walletOf(7), walletOf(8)]
+const mined = (hash: Hash) => chain.publicClient.waitForTransactionReceipt({ hash })
+const dustToken = async (symbol: string, decimals: number, held: string) => {
+  const address = await deployTestToken(deployer, chain.publicClient, { name: `${symbol} (test)`, symbol, decimals })
+  const args = [dustHolder.account.address, parseUnits(held, decimals)] as const
+  await mined(await deployer.writeContract({ address, abi: testTokenArtifact.abi, functionName: "mint", args }))
+  return { address, symbol, decimals }
+}
+const dust = await dustToken("DUST", 18, "12.5")
+const usdx = await dustToken("USDX", 6, "3.25")
+const dustTokens = [dust, usdx, await dustToken("NOPR", 18, "7")]
+const sweeperAddress = chain.contracts.sweeper
+await mined(
+  await dustHolder.writeContract({
+    address: dust.address,
+    abi: testTokenArtifact.abi,
+    functionName: "approve",
+    args: [sweeperAddress, maxUint256]
+  })
+)
+await mined(
+  await operator.writeContract({
+    address: sweeperAddress,
+    abi: sweeperArtifact.abi,
+    functionName: "setRate",
+    args: [dust.address, parseEther("0.00002")]
+  })
+)
+await mined(
+  await taker.writeContract({
+    address: sweeperAddress,
+    abi: sweeperArtifact.abi,
+    functionName: "sweep",
+    args: [dust.address, dustHolder.account.address, parseEther("4")],
+    value: parseEther("0.00008")
+  })
+)
+
 const demoApp = {
   clientId: `wgc_${randomBytes(8).toString("hex")}`,
   clientSecret: `wgs_${randomBytes(24).toString("base64url")}`
@@ -95,7 +145,12 @@ const gateway = makeGateway({
             reserve: parseEther("0.1").toString()
           }
         }
-      ]
+      ],
+      sweeper: {
+        network: chain.network.slug,
+        tokens: dustTokens,
+        prices: { eth: 3000, tokens: { [dust.address]: 0.06, [usdx.address]: 1 } }
+      }
     }),
     smsSenderFromEnv,
     // With REDIS_URL, codes, users and rate limits live in Redis (a later layer wins).
@@ -118,12 +173,15 @@ local chain (anvil, chain id ${chain.network.chainId}, network "${chain.network.
 state: ${Option.isSome(settings.redisUrl) ? "Redis (REDIS_URL)" : "in memory (set REDIS_URL to keep it in Redis)"}
 demo app: client_id ${demoApp.clientId} client_secret ${demoApp.clientSecret} (test mode, provider "phone")
 demo automation account ${automationAddress} (1 ETH; plan: 60/40, reserve 0.1 ETH), test API key ${demoKey.key}
+demo dust holder ${dustHolder.account.address} (DUST approved, 4 of it swept; USDX sweepable; NOPR without a price)
 
 Try it (the code appears below as "[walletgate sms outbox]"; the README walks through every step):
   curl -s ${base}/functions/v1/signInWithOTP -H 'content-type: application/json' -d '{"phone":"+14155552671"}'
   curl -s ${base}/functions/v1/verifyOTP -H 'content-type: application/json' -d '{"phone":"+14155552671","token":"<code>"}'
   curl -s ${base}/v1/auth -H 'content-type: application/json' -d '{"client_id":"${demoApp.clientId}","client_secret":"${demoApp.clientSecret}"}'
   curl -s ${base}/v1/${chain.network.slug}/account/${automationAddress}/payout/disperse -H 'content-type: application/json' -H 'x-api-key: ${demoKey.key}' -d '{}'
+  curl -s ${base}/api/${dustHolder.account.address}
+  curl -s ${base}/api/orders
 `)
 })
 

@@ -108,6 +108,27 @@ describe("the playground (npm start)", () => {
       "540000000000000000",
       "360000000000000000"
     ])
+
+    // The dust-sweeping lookups of the demo holder: statuses, its sweep (4 DUST for 0.00008 ETH less 2.5 %:
+    // 0.000078 ETH), and its standing DUST order with 12.5 − 4 = 8.5 left.
+    const [, dustHolder] = (await playground.waitFor(/demo dust holder (0x[0-9a-fA-F]{40})/)) as RegExpMatchArray
+    const get = async (path: string) => (await fetch(`${base}${path}`)).json() as Promise<Record<string, unknown>>
+    const wallet = await get(`/api/${dustHolder}`)
+    expect(
+      (wallet.portfolio as Array<{ token: { symbol: string; status: string } }>).map((entry) => [
+        entry.token.symbol,
+        entry.token.status
+      ])
+    ).toEqual([
+      ["ETH", "unsupported"],
+      ["DUST", "approved"],
+      ["USDX", "sweepable"],
+      ["NOPR", "unsupported"]
+    ])
+    expect(wallet.past_orders).toMatchObject([{ erc20: { symbol: "DUST", amount: "4" }, value: { eth: "0.000078" } }])
+    expect(await get("/api/orders")).toMatchObject([
+      { balance: "8.5", token: ["DUST", expect.stringMatching(/^0x[0-9a-fA-F]{40}$/)], maker: dustHolder }
+    ])
     playground.child.kill("SIGTERM")
     expect(await playground.exited).toBe(0)
   })

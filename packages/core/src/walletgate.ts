@@ -28,6 +28,13 @@ import { RateLimiter } from "./ratelimit/RateLimiter"
 import { AccountLocks } from "./state/AccountLocks"
 import { IdempotencyStore } from "./state/IdempotencyStore"
 import { TransactionLog } from "./state/TransactionLog"
+import { BalanceReader } from "./sweeper/BalanceReader"
+import { OrderIndex } from "./sweeper/OrderIndex"
+import { PriceOracle } from "./sweeper/PriceOracle"
+import { sweeperRoutes } from "./sweeper/routes"
+import { SweeperLookups } from "./sweeper/SweeperLookups"
+import { type SweeperOptions, SweeperSettings } from "./sweeper/settings"
+import { TokenRegistry } from "./sweeper/TokenRegistry"
 
 /** Every port a gateway needs; provide them all in `makeGateway({ ports })`. */
 export type GatewayPorts =
@@ -46,6 +53,11 @@ export type GatewayPorts =
   | IdempotencyStore
   | ApiKeyStore
   | AutomationAccounts
+  | SweeperSettings
+  | TokenRegistry
+  | BalanceReader
+  | PriceOracle
+  | OrderIndex
 
 /** Options of {@link embeddedPorts}. */
 export interface EmbeddedOptions {
@@ -66,6 +78,8 @@ export interface EmbeddedOptions {
   readonly apiKeys?: ReadonlyArray<ApiKeyRecord>
   /** Automation accounts and their payout plans (see `registerAutomationAccount`). */
   readonly automationAccounts?: ReadonlyArray<AutomationAccount>
+  /** The dust-sweeping lookups: their network, supported tokens and prices; without it they answer 404. */
+  readonly sweeper?: SweeperOptions
 }
 
 const ephemeralVault = Layer.unwrap(
@@ -98,7 +112,12 @@ export const embeddedPorts = (options: EmbeddedOptions = {}): Layer.Layer<Gatewa
     AccountLocks.memory,
     IdempotencyStore.memory,
     ApiKeyStore.memory(options.apiKeys),
-    AutomationAccounts.memory(options.automationAccounts)
+    AutomationAccounts.memory(options.automationAccounts),
+    SweeperSettings.layer(options.sweeper),
+    TokenRegistry.layer(options.sweeper === undefined ? {} : { [options.sweeper.network]: options.sweeper.tokens }),
+    PriceOracle.static(options.sweeper?.prices),
+    BalanceReader.multicall,
+    OrderIndex.memory
   )
 
 /** Options of {@link makeGateway}. */
@@ -127,13 +146,14 @@ export const makeGateway = <E = never>(options: MakeGatewayOptions<E> = {}): Gat
     appAuth,
     relay,
     Kernel.layer(options.kernel).pipe(Layer.provide(Layer.merge(appAuth, relay))),
-    Payouts.layer.pipe(Layer.provide(relay))
+    Payouts.layer.pipe(Layer.provide(relay)),
+    SweeperLookups.layer
   ).pipe(Layer.provideMerge(ports))
   // The loggers reach the ports too, so what they log while they start goes where the rest goes.
   const layer =
     options.loggers === undefined ? services : services.pipe(Layer.provideMerge(Logger.layer(options.loggers)))
   return makeGatewayFromRoutes({
-    routes: [...otpRoutes, ...authRoutes, ...kernelRoutes, ...payoutRoutes],
+    routes: [...otpRoutes, ...authRoutes, ...kernelRoutes, ...payoutRoutes, ...sweeperRoutes],
     layer,
     ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit })
   })

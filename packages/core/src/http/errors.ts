@@ -13,6 +13,7 @@ import type {
   UnknownNetwork
 } from "../payout/errors"
 import type { StoreUnavailable } from "../state/errors"
+import type { IndexSyncing, InvalidAddress, PriceUnavailable, SweeperNotConfigured } from "../sweeper/errors"
 import type { IdempotencyInFlight, IdempotencyKeyReused } from "./idempotency"
 
 /** No route has this path. Answered 404 `not_found`. */
@@ -84,6 +85,10 @@ export type GatewayError =
   | NothingToDisperse
   | InsufficientBalance
   | PayoutNotFound
+  | InvalidAddress
+  | SweeperNotConfigured
+  | PriceUnavailable
+  | IndexSyncing
 
 /** How one error is answered: status, stable code, title, and what else it may carry. */
 export interface ProblemMapping<E> {
@@ -279,5 +284,31 @@ export const problemTable: ProblemTable = {
     code: "payout_not_found",
     title: "Payout not found",
     detail: () => "No such payout for this account."
+  },
+  InvalidAddress: {
+    status: 400,
+    code: "invalid_address",
+    title: "Invalid address",
+    detail: () => "Give exactly one Ethereum address: 0x and 40 hex digits (mixed case must carry its EIP-55 checksum)."
+  },
+  SweeperNotConfigured: {
+    status: 404,
+    code: "sweeper_not_configured",
+    title: "Dust-sweeping lookups not configured",
+    detail: () => "This gateway does not serve dust-sweeping lookups."
+  },
+  PriceUnavailable: {
+    status: 503,
+    code: "price_unavailable",
+    title: "Prices unavailable",
+    detail: () => "The price source did not answer properly. Try again shortly.",
+    headers: () => ({ "retry-after": "5" })
+  },
+  IndexSyncing: {
+    status: 503,
+    code: "index_syncing",
+    title: "Order index catching up",
+    detail: () => "The order index is catching up with the chain. Try again shortly.",
+    headers: () => ({ "retry-after": "2" })
   }
 }

@@ -14,7 +14,7 @@ import {
 } from "./errors"
 import { internalErrorDocument, problemFor, problemResponse } from "./problem"
 import type { Route, RouteContext } from "./route"
-import { makeRouter } from "./router"
+import { makeRouter, type RouteMatch } from "./router"
 
 /** The default largest body: 100 KiB. */
 export const DEFAULT_BODY_LIMIT = 100 * 1024
@@ -77,16 +77,19 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
   const runtime = ManagedRuntime.make(options.layer)
   const route = makeRouter(options.routes)
 
-  const answer = (request: GatewayRequest, context: RouteContext): Effect.Effect<GatewayResponse, GatewayError, R> =>
+  const answer = (
+    match: RouteMatch<R>,
+    request: GatewayRequest,
+    context: RouteContext
+  ): Effect.Effect<GatewayResponse, GatewayError, R> =>
     Effect.gen(function* () {
-      const match = route(request.method.toUpperCase(), request.path)
       if (match._tag === "NotFound") return yield* new RouteNotFound()
       if (match._tag === "WrongMethod") return yield* new MethodNotAllowed({ allow: match.allow })
       const body = match.route.accepts.length === 0 ? undefined : yield* parseBody(match.route, request, bodyLimit)
-      const reply = yield* match.route.run(body, { ...context, params: match.params })
+      const reply = yield* match.route.run(body, context)
       return {
         status: reply.status,
-        headers: { "content-type": "application/json", ...reply.headers },
+        headers: { ...(reply.body === undefined ? {} : { "content-type": "application/json" }), ...reply.headers },
         body: reply.body === undefined ? "" : JSON.stringify(reply.body)
       }
     })
@@ -94,9 +97,19 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
   const handleEffect = (request: GatewayRequest) => {
     const offered = request.headers["x-request-id"]
     const requestId = offered !== undefined && REQUEST_ID.test(offered) ? offered : crypto.randomUUID()
-    const context: RouteContext = { request, params: {}, requestId, clientIp: request.remoteAddress }
+    const match = route(request.method.toUpperCase(), request.path)
+    const context: RouteContext = {
+      request,
+      params: match._tag === "Found" ? match.params : {},
+      requestId,
+      clientIp: request.remoteAddress
+    }
+    const routeHeaders =
+      match._tag === "Found" && match.route.answerHeaders !== undefined
+        ? match.route.answerHeaders(context)
+        : Effect.succeed({})
     const started = performance.now()
-    return answer(request, context).pipe(
+    return answer(match, request, context).pipe(
       Effect.catch((error: GatewayError) => {
         const problem = problemFor(error)
         const response = problemResponse(problem.document, problem.headers)
@@ -105,6 +118,15 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
           ? Effect.logWarning(`walletgate: ${problem.document.code}`, error).pipe(Effect.as(response))
           : Effect.succeed(response)
       }),
+      Effect.flatMap((response) =>
+        Effect.map(
+          routeHeaders,
+          (headers): GatewayResponse => ({
+            ...response,
+            headers: { ...response.headers, ...headers }
+          })
+        )
+      ),
       Effect.catchCause((cause) =>
         Effect.logError("walletgate: unexpected failure", Cause.pretty(cause)).pipe(
           Effect.as(problemResponse(internalErrorDocument))
@@ -137,7 +159,7 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
   }
 
   const handle = (request: GatewayRequest): Promise<GatewayResponse> =>
-    runtime.runPromise(handleEffect(request)).catch(() => problemResponse(internalErrorDocument))
+    runtime.runPromise(Effect.suspend(() => handleEffect(request))).catch(() => problemResponse(internalErrorDocument))
 
   const fetchHandler = async (request: Request): Promise<Response> => {
     const url = new URL(request.url)

@@ -6,7 +6,7 @@ import type { GatewayRequest } from "./contract"
 import { type FieldProblem, type GatewayError, InvalidRequest } from "./errors"
 
 /** The HTTP methods routes are declared with. */
-export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
+export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS"
 
 /** The media types a route's body may come in. */
 export type BodyMedia = "application/json" | "application/x-www-form-urlencoded"
@@ -20,7 +20,7 @@ export interface RouteContext {
   readonly clientIp: string | undefined
 }
 
-/** What a route handler answers: a status and a JSON-serialisable body. */
+/** What a route handler answers: a status and a JSON-serialisable body (`undefined`: no body, no content-type). */
 export interface Reply {
   readonly status: number
   readonly body: unknown
@@ -34,12 +34,17 @@ export interface Route<R> {
   /** The media types accepted for the body; empty when the route takes no body. */
   readonly accepts: ReadonlyArray<BodyMedia>
   readonly run: (body: unknown, context: RouteContext) => Effect.Effect<Reply, GatewayError, R>
+  /**
+   * Headers added to every answer of this route, problems included: CORS headers must reach a browser
+   * on a 400 or a 503 too, or it cannot read them.
+   */
+  readonly answerHeaders?: (context: RouteContext) => Effect.Effect<Readonly<Record<string, string>>, never, R>
 }
 
 /** A schema that decodes without services. */
 export type BodySchema<A> = Schema.Decoder<A, never>
 
-/** A route with no body (GET, DELETE). */
+/** A route with no body (GET, DELETE, OPTIONS). */
 export const routeWithoutBody = <R>(
   method: Method,
   path: string,

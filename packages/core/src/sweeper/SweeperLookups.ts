@@ -1,0 +1,233 @@
+import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { type Address, formatEther, formatUnits, getAddress, zeroAddress } from "viem"
+import { type ChainUnavailable, type Network, Networks } from "../chain/networks"
+import type { StoreUnavailable } from "../state/errors"
+import { BalanceReader, type TokenHolding, type TokenMetadata } from "./BalanceReader"
+import { type IndexSyncing, type PriceUnavailable, SweeperNotConfigured } from "./errors"
+import { type IndexTarget, indexIdOf, makeOrderIndexer } from "./indexer"
+import { byPosition, type IndexedApproval, type IndexedSweep, OrderIndex } from "./OrderIndex"
+import { PriceOracle } from "./PriceOracle"
+import type { OpenOrder, Order, PastOrder, PortfolioEntry, WalletInfo } from "./schemas"
+import { SweeperSettings } from "./settings"
+import { type SupportedToken, TokenRegistry } from "./TokenRegistry"
+
+/** Why a lookup has no answer. */
+export type LookupError = SweeperNotConfigured | ChainUnavailable | PriceUnavailable | IndexSyncing | StoreUnavailable
+
+/**
+ * The dust-sweeping lookups (SPEC §4.5–4.7), from the chain: an address's portfolio and sweeps, and the
+ * orders. Balances are read in one round trip, and the order index is caught up to the same block
+ * before it is read, so an answer is one consistent snapshot or a failure, never a partial one.
+ */
+export class SweeperLookups extends Context.Service<
+  SweeperLookups,
+  {
+    /** The portfolio of `address` on the sweeper's network and its past orders (sweeps), newest first. */
+    readonly wallet: (address: Address) => Effect.Effect<WalletInfo, LookupError>
+    /** Every order, open and swept, newest first. */
+    readonly allOrders: Effect.Effect<ReadonlyArray<Order>, LookupError>
+    /** The open orders: standing approvals with balance still to sweep, newest first. */
+    readonly openOrders: Effect.Effect<ReadonlyArray<OpenOrder>, LookupError>
+  }
+>()("@walletgate/core/SweeperLookups") {
+  /**
+   * The lookups over `SweeperSettings`, `Networks`, `TokenRegistry`, `BalanceReader`, `PriceOracle` and
+   * `OrderIndex`. Without settings they answer `sweeper_not_configured`; a network that is not served is
+   * a configuration error at start.
+   */
+  static readonly layer = Layer.effect(
+    SweeperLookups,
+    Effect.gen(function* () {
+      const settings = yield* SweeperSettings
+      if (settings.network === undefined) {
+        const notConfigured = Effect.fail(new SweeperNotConfigured())
+        return SweeperLookups.of({ wallet: () => notConfigured, allOrders: notConfigured, openOrders: notConfigured })
+      }
+      const network = (yield* Networks).resolve(settings.network)
+      if (network === undefined) {
+        return yield* Effect.die(new RangeError(`sweeper.network: "${settings.network}" is not a served network`))
+      }
+      const registry = yield* TokenRegistry
+      const reader = yield* BalanceReader
+      const oracle = yield* PriceOracle
+      const index = yield* OrderIndex
+      const indexer = yield* makeOrderIndexer
+
+      /** The supported tokens now, and the index that follows them. */
+      const followed = Effect.map(registry.tokens(network.slug), (tokens) => {
+        const target: IndexTarget = {
+          network,
+          id: indexIdOf(network, tokens, settings.fromBlock),
+          tokens,
+          fromBlock: settings.fromBlock,
+          maxBlockRange: settings.maxBlockRange,
+          maxLogRequests: settings.maxLogRequestsPerLookup
+        }
+        return { tokens, target }
+      })
+
+      const wallet = Effect.fn("SweeperLookups.wallet")(function* (address: Address) {
+        const { tokens, target } = yield* followed
+        const addresses = tokens.map((token) => token.address)
+        const [holdings, prices] = yield* Effect.all(
+          [reader.holdings(network, address, addresses), oracle.prices(network.slug, addresses)],
+          { concurrency: "unbounded" }
+        )
+        yield* indexer.catchUp(target, holdings.blockNumber)
+        const [lastTransfers, sweeps] = yield* Effect.all([
+          index.lastTransfers(target.id, address),
+          index.sweeps(target.id, address)
+        ])
+        const native = holdings.eth === 0n ? [] : [nativeEntry(network, holdings.eth, prices.eth)]
+        const entries = holdings.tokens.flatMap((holding, at) => {
+          const token = tokens[at]
+          if (token === undefined || holding.balance === 0n) return []
+          return [
+            tokenEntry(token, holding, {
+              price: prices.tokens.get(token.address.toLowerCase()),
+              ethPrice: prices.eth,
+              feeBps: holdings.feeBps,
+              lastTransfer: lastTransfers.get(token.address.toLowerCase())
+            })
+          ]
+        })
+        return {
+          address: getAddress(address),
+          portfolio: [...native, ...entries],
+          // Another lookup may have indexed further: keep to the block the balances were read in.
+          past_orders: sweeps.filter((sweep) => sweep.blockNumber <= holdings.blockNumber).map(pastOrder)
+        }
+      })
+
+      /** The open orders at the head: standing approvals whose holder still has balance the allowance covers. */
+      const open = Effect.gen(function* () {
+        const { tokens, target } = yield* followed
+        const head = yield* reader.head(network)
+        yield* indexer.catchUp(target, head)
+        const approvals = (yield* index.standingApprovals(target.id)).filter((approval) => approval.blockNumber <= head)
+        const read = yield* reader.pairs(network, approvals, head)
+        const listed = new Map(tokens.map((token) => [token.address, token]))
+        const orders = approvals.flatMap((approval, at) => {
+          const pair = read.pairs[at]
+          const token = listed.get(approval.token)
+          if (pair === undefined || token === undefined) return []
+          // biome-ignore lint/complexity/useMathMinMax: these are bigints, which Math.min does not take
+          const remaining = pair.balance < pair.allowance ? pair.balance : pair.allowance
+          if (remaining === 0n) return []
+          const { symbol, decimals } = described(token, read.tokens.get(approval.token))
+          return [{ approval, balance: formatUnits(remaining, decimals), symbol }]
+        })
+        orders.sort((a, b) => byPosition(b.approval, a.approval))
+        return { head, target, orders }
+      })
+
+      const openOrders = Effect.map(open, ({ orders }) =>
+        orders.map(
+          ({ approval, balance, symbol }): OpenOrder => ({
+            balance,
+            token: [symbol, approval.token],
+            maker: approval.holder,
+            time: iso(approval.time),
+            tx: approval.tx
+          })
+        )
+      ).pipe(Effect.withSpan("SweeperLookups.openOrders"))
+
+      const allOrders = Effect.gen(function* () {
+        const { head, target, orders } = yield* open
+        const sweeps = (yield* index.sweeps(target.id)).filter((sweep) => sweep.blockNumber <= head)
+        const listing: Array<{ readonly at: IndexedApproval | IndexedSweep; readonly order: Order }> = [
+          ...orders.map(({ approval, balance, symbol }) => ({
+            at: approval,
+            order: { balance, symbol, maker: approval.holder, time: iso(approval.time), tx: approval.tx }
+          })),
+          ...sweeps.map((sweep) => ({
+            at: sweep,
+            order: {
+              balance: formatUnits(sweep.amount, sweep.decimals),
+              symbol: sweep.symbol,
+              maker: sweep.holder,
+              time: iso(sweep.time),
+              tx: sweep.tx
+            }
+          }))
+        ]
+        listing.sort((a, b) => byPosition(b.at, a.at))
+        return listing.map(({ order }) => order)
+      }).pipe(Effect.withSpan("SweeperLookups.allOrders"))
+
+      return SweeperLookups.of({ wallet, allOrders, openOrders })
+    })
+  )
+}
+
+/** An ISO 8601 UTC timestamp of a Unix time in seconds. */
+const iso = (seconds: number): string => DateTime.formatIso(DateTime.makeUnsafe(seconds * 1000))
+
+/** The contract's symbol and decimals where they could be read, else the list's. */
+const described = (token: SupportedToken, metadata: TokenMetadata | undefined) => ({
+  symbol: metadata?.symbol ?? token.symbol,
+  decimals: metadata?.decimals ?? token.decimals
+})
+
+/** A supported token's entry: `unsupported` without a price, `approved` when the allowance covers the balance. */
+const tokenEntry = (
+  token: SupportedToken,
+  holding: TokenHolding,
+  quote: {
+    readonly price: number | undefined
+    readonly ethPrice: number
+    readonly feeBps: number
+    readonly lastTransfer: number | undefined
+  }
+): PortfolioEntry => {
+  const { symbol, decimals } = described(token, holding)
+  const amount = Number(formatUnits(holding.balance, decimals))
+  const status =
+    quote.price === undefined ? "unsupported" : holding.allowance >= holding.balance ? "approved" : "sweepable"
+  const usd = quote.price === undefined ? null : amount * quote.price
+  const eth = usd === null ? null : usd / quote.ethPrice
+  const kept = (10_000 - quote.feeBps) / 10_000
+  return {
+    token: { symbol, contract_address: token.address, status },
+    balance: { amount, asset_type: symbol, usd_value: usd, eth_value: eth },
+    quote_rate: quote.price ?? null,
+    last_transferred_at: quote.lastTransfer === undefined ? null : iso(quote.lastTransfer),
+    sweeping_value:
+      status === "unsupported" || usd === null || eth === null
+        ? { usd: 0, eth: 0 }
+        : { usd: usd * kept, eth: eth * kept }
+  }
+}
+
+/**
+ * The native coin's entry: `unsupported`, as it is not on the token list (sweeps pay in it); its address
+ * is the zero address, as the payout endpoints name the native coin; no Transfer event tells its last move.
+ */
+const nativeEntry = (network: Network, wei: bigint, ethPrice: number): PortfolioEntry => {
+  const symbol = network.publicClient.chain.nativeCurrency.symbol
+  const amount = Number(formatEther(wei))
+  return {
+    token: { symbol, contract_address: zeroAddress, status: "unsupported" },
+    balance: { amount, asset_type: symbol, usd_value: amount * ethPrice, eth_value: amount },
+    quote_rate: ethPrice,
+    last_transferred_at: null,
+    sweeping_value: { usd: 0, eth: 0 }
+  }
+}
+
+/** A sweep as a past order: the holder received the ETH paid less the fee. */
+const pastOrder = (sweep: IndexedSweep): PastOrder => {
+  const received = sweep.ethPaid - sweep.fee
+  return {
+    blockNum: Number(sweep.blockNumber),
+    time: iso(sweep.time),
+    erc20: { symbol: sweep.symbol, address: sweep.token, amount: formatUnits(sweep.amount, sweep.decimals) },
+    hash: sweep.tx,
+    value: { eth: formatEther(received), usd: Number(formatEther(received)) * sweep.ethPrice },
+    ethPrice: sweep.ethPrice
+  }
+}

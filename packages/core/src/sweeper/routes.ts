@@ -1,0 +1,50 @@
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import type { Address } from "viem"
+import { AddressString } from "../chain/schemas"
+import { cacheableReply } from "../http/caching"
+import { corsHeaders, preflightReply } from "../http/cors"
+import type { GatewayError } from "../http/errors"
+import { type Route, type RouteContext, routeWithoutBody } from "../http/route"
+import { InvalidAddress } from "./errors"
+import { SweeperLookups } from "./SweeperLookups"
+import { SweeperSettings } from "./settings"
+
+const isAddress = Schema.is(AddressString)
+
+/** Exactly one address: `0x` and 40 hex digits; mixed case must carry its EIP-55 checksum. */
+const addressOf = (param: string | undefined): Effect.Effect<Address, InvalidAddress> =>
+  // The schema checked the `0x` and 40 hex digits that viem's `Address` type stands for.
+  param !== undefined && isAddress(param) ? Effect.succeed(param as Address) : Effect.fail(new InvalidAddress())
+
+/** CORS on every answer of these routes, errors included (a browser must be able to read a 400 or a 503). */
+const cors = (context: RouteContext) =>
+  SweeperSettings.useSync((settings) => corsHeaders(settings.corsOrigins, context.request))
+
+/** A read-only, publicly cacheable lookup, with its preflight. */
+const lookup = (
+  path: string,
+  read: (lookups: SweeperLookups["Service"], context: RouteContext) => Effect.Effect<unknown, GatewayError>
+): ReadonlyArray<Route<SweeperLookups | SweeperSettings>> => [
+  {
+    ...routeWithoutBody("GET", path, (context) =>
+      Effect.gen(function* () {
+        const settings = yield* SweeperSettings
+        const body = yield* read(yield* SweeperLookups, context)
+        return cacheableReply(context.request, body, `public, max-age=${settings.maxAgeSeconds}`)
+      })
+    ),
+    answerHeaders: cors
+  },
+  {
+    ...routeWithoutBody("OPTIONS", path, () => Effect.succeed(preflightReply(["GET", "OPTIONS"]))),
+    answerHeaders: cors
+  }
+]
+
+/** `GET /api/all-orders`, `GET /api/orders` and `GET /api/:address` (SPEC §4.5–4.7), each with its CORS preflight. */
+export const sweeperRoutes: ReadonlyArray<Route<SweeperLookups | SweeperSettings>> = [
+  ...lookup("/api/all-orders", (lookups) => lookups.allOrders),
+  ...lookup("/api/orders", (lookups) => lookups.openOrders),
+  ...lookup("/api/:address", (lookups, context) => Effect.flatMap(addressOf(context.params.address), lookups.wallet))
+]

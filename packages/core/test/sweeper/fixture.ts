@@ -1,0 +1,162 @@
+import {
+  anvilMnemonic,
+  deployTestToken,
+  embeddedPorts,
+  type Gateway,
+  type GatewayPorts,
+  type LocalNetwork,
+  makeGateway,
+  type SweeperOptions,
+  startLocalNetwork,
+  sweeperArtifact,
+  testTokenArtifact
+} from "@walletgate/core"
+import { Layer } from "effect"
+import {
+  type Account,
+  type Address,
+  createWalletClient,
+  type Hash,
+  http,
+  type LocalAccount,
+  type TransactionReceipt,
+  toHex
+} from "viem"
+import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount } from "viem/accounts"
+import { type RpcCounter, startRpcCounter } from "./rpcCounter"
+
+/** Anvil's funded dev account `index`: 0 deploys, 1 operates the sweeper, 3 is the taker of the tests. */
+export const devAccount = (index: number): LocalAccount => mnemonicToAccount(anvilMnemonic, { addressIndex: index })
+
+/** A new account with nothing on the chain. */
+export const freshAccount = (): LocalAccount => privateKeyToAccount(generatePrivateKey())
+
+/** An answer of the gateway, its body parsed (`undefined` when empty). */
+export interface Answer {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: unknown
+  readonly raw: string
+}
+
+/** A gateway of the tests and a way to call it. */
+export interface TestGateway {
+  readonly gateway: Gateway
+  readonly call: (method: string, path: string, headers?: Record<string, string>) => Promise<Answer>
+  readonly get: (path: string, headers?: Record<string, string>) => Promise<Answer>
+}
+
+/** Sends neutral requests to `gateway`. */
+export const caller = (gateway: Gateway): TestGateway => {
+  const call = async (method: string, path: string, headers: Record<string, string> = {}): Promise<Answer> => {
+    const response = await gateway.handle({ method, path, query: new URLSearchParams(), headers })
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: response.body === "" ? undefined : JSON.parse(response.body),
+      raw: response.body
+    }
+  }
+  return { gateway, call, get: (path, headers) => call("GET", path, headers) }
+}
+
+/**
+ * A local anvil with walletgate's contracts, a round-trip counter in front of it for the gateways, and
+ * helpers that act on the chain directly (not through the counter).
+ */
+export const startSweeperChain = async () => {
+  const local: LocalNetwork = await startLocalNetwork()
+  const counter: RpcCounter = await startRpcCounter(local.anvil.rpcUrl)
+  const { publicClient } = local
+  const walletFor = (account: Account) =>
+    createWalletClient({ account, chain: publicClient.chain, transport: http(local.anvil.rpcUrl) })
+  const deployer = walletFor(devAccount(0))
+  const mined = async (hash: Hash): Promise<TransactionReceipt> => {
+    const receipt = await publicClient.waitForTransactionReceipt({ hash })
+    if (receipt.status !== "success") throw new Error(`transaction ${hash} reverted`)
+    return receipt
+  }
+  const anvil = async (method: string, params: ReadonlyArray<unknown>): Promise<unknown> => {
+    const response = await fetch(local.anvil.rpcUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params })
+    })
+    return ((await response.json()) as { result: unknown }).result
+  }
+  const gateways: Array<Gateway> = []
+
+  return {
+    local,
+    counter,
+    publicClient,
+    contracts: local.contracts,
+    deployToken: (symbol: string, decimals: number) =>
+      deployTestToken(deployer, publicClient, { name: `${symbol} token`, symbol, decimals }),
+    mint: async (token: Address, to: Address, amount: bigint) =>
+      mined(
+        await deployer.writeContract({
+          address: token,
+          abi: testTokenArtifact.abi,
+          functionName: "mint",
+          args: [to, amount]
+        })
+      ),
+    approve: async (holder: Account, token: Address, amount: bigint) =>
+      mined(
+        await walletFor(holder).writeContract({
+          address: token,
+          abi: testTokenArtifact.abi,
+          functionName: "approve",
+          args: [local.contracts.sweeper, amount]
+        })
+      ),
+    /** Posts `rate` (wei per 10^18 base units) for `token`, as the sweeper's operator. */
+    setRate: async (token: Address, rate: bigint) =>
+      mined(
+        await walletFor(devAccount(1)).writeContract({
+          address: local.contracts.sweeper,
+          abi: sweeperArtifact.abi,
+          functionName: "setRate",
+          args: [token, rate]
+        })
+      ),
+    /** The taker (dev account 3) takes `amount` of `token` from `holder`, paying `value` wei. */
+    sweep: async (token: Address, holder: Address, amount: bigint, value: bigint) =>
+      mined(
+        await walletFor(devAccount(3)).writeContract({
+          address: local.contracts.sweeper,
+          abi: sweeperArtifact.abi,
+          functionName: "sweep",
+          args: [token, holder, amount],
+          value
+        })
+      ),
+    setBalance: (address: Address, wei: bigint) => anvil("anvil_setBalance", [address, toHex(wei)]),
+    mine: (blocks = 1) => anvil("anvil_mine", [toHex(blocks)]),
+    /** The ISO 8601 time of a block, read from the node. */
+    blockTime: async (blockNumber: bigint) =>
+      new Date(Number((await publicClient.getBlock({ blockNumber })).timestamp) * 1000).toISOString(),
+    /** A gateway reading the chain through the counter, with these lookups and, optionally, more ports on top. */
+    gateway: <P extends GatewayPorts = never>(
+      sweeper: Omit<SweeperOptions, "network">,
+      ports?: Layer.Layer<P>
+    ): TestGateway => {
+      const base = embeddedPorts({
+        networks: [{ ...local.network, rpcUrl: counter.url }],
+        sweeper: { network: local.network.slug, ...sweeper }
+      })
+      const gateway = makeGateway({ ports: ports === undefined ? base : Layer.merge(base, ports), loggers: [] })
+      gateways.push(gateway)
+      return caller(gateway)
+    },
+    stop: async () => {
+      await Promise.all(gateways.map((gateway) => gateway.dispose()))
+      await counter.close()
+      await local.stop()
+    }
+  }
+}
+
+/** The chain of the sweeper tests. */
+export type SweeperChain = Awaited<ReturnType<typeof startSweeperChain>>
