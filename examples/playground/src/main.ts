@@ -3,8 +3,11 @@
 // (see the README); an invalid variable stops it at start.
 import { randomBytes } from "node:crypto"
 import {
+  ApiKeyStore,
+  AutomationAccounts,
   anvilDevKey,
   automationSalt,
+  ClientStore,
   deployTestToken,
   deriveOwnerKey,
   embeddedPorts,
@@ -116,36 +119,34 @@ const demoApp = {
   clientId: `wgc_${randomBytes(8).toString("hex")}`,
   clientSecret: `wgs_${randomBytes(24).toString("base64url")}`
 }
+const demoAppRecord = {
+  clientId: demoApp.clientId,
+  secretHash: hashClientSecret(demoApp.clientSecret),
+  providers: { phone: { kind: "phone" as const } },
+  testMode: true
+}
+const demoAccount = {
+  address: automationAddress,
+  network: chain.network.slug,
+  accountKey: "demo",
+  plan: {
+    asset: zeroAddress,
+    recipients: [
+      { address: payee1 ?? zeroAddress, shareBps: 6000 },
+      { address: payee2 ?? zeroAddress, shareBps: 4000 }
+    ],
+    minimumPayout: parseEther("0.01").toString(),
+    reserve: parseEther("0.1").toString()
+  }
+}
 const gateway = makeGateway({
   ports: Layer.mergeAll(
     embeddedPorts({
       networks: [chain.network],
       masterSecret: settings.masterSecret,
-      apps: [
-        {
-          clientId: demoApp.clientId,
-          secretHash: hashClientSecret(demoApp.clientSecret),
-          providers: { phone: { kind: "phone" } },
-          testMode: true
-        }
-      ],
+      apps: [demoAppRecord],
       apiKeys: [demoKey.record],
-      automationAccounts: [
-        {
-          address: automationAddress,
-          network: chain.network.slug,
-          accountKey: "demo",
-          plan: {
-            asset: zeroAddress,
-            recipients: [
-              { address: payee1 ?? zeroAddress, shareBps: 6000 },
-              { address: payee2 ?? zeroAddress, shareBps: 4000 }
-            ],
-            minimumPayout: parseEther("0.01").toString(),
-            reserve: parseEther("0.1").toString()
-          }
-        }
-      ],
+      automationAccounts: [demoAccount],
       sweeper: {
         network: chain.network.slug,
         tokens: dustTokens,
@@ -153,8 +154,17 @@ const gateway = makeGateway({
       }
     }),
     smsSenderFromEnv,
-    // With REDIS_URL, codes, users and rate limits live in Redis (a later layer wins).
-    ...Option.match(settings.redisUrl, { onNone: () => [], onSome: (url) => [RedisStores.layer({ url: url.href })] })
+    // With REDIS_URL every state port lives in Redis (a later layer wins), except the demo app, key and
+    // account: they are made anew at each start, so they stay in this process's memory.
+    ...Option.match(settings.redisUrl, {
+      onNone: () => [],
+      onSome: (url) => [
+        RedisStores.layer({ url: url.href }),
+        ClientStore.memory([demoAppRecord]),
+        ApiKeyStore.memory([demoKey.record]),
+        AutomationAccounts.memory([demoAccount])
+      ]
+    })
   )
 })
 await gateway.ready().catch(async (error: unknown) => {
