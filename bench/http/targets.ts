@@ -1,0 +1,248 @@
+// The servers bench/http.ts compares. Each runs alone in a child process (bench/http/serve.ts) on 127.0.0.1
+// and a free port, so that the load generator in the parent never shares its event loop.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import {
+  embeddedPorts,
+  type Gateway,
+  type GatewayRequest,
+  makeGateway,
+  methodTakesBody,
+  readBodyWithin,
+  SmsSender
+} from "@walletgate/core"
+import { walletgate as expressWalletgate } from "@walletgate/express"
+import { walletgate as koaWalletgate } from "@walletgate/koa"
+import * as Layer from "effect/Layer"
+import express, { type Response as ExpressResponse } from "express"
+import Koa from "koa"
+import { type BareAnswer, type BareServer, bareServer } from "./bare.ts"
+import { MISSING_PATH, type Reference, testPhones } from "./requests.ts"
+
+/** Every server, by name. */
+export const targetNames = [
+  "walletgate Express",
+  "bare Express",
+  "bare Express + state",
+  "walletgate Koa",
+  "bare Koa",
+  "bare Koa + state",
+  "walletgate fetch (node:http bridge)",
+  "walletgate handle (node:http)",
+  "bare node:http",
+  "bare node:http + state",
+  "load ceiling (node:http, constant answer)"
+] as const
+
+/** The name of a server. */
+export type TargetName = (typeof targetNames)[number]
+
+/** A listening server. */
+export interface RunningTarget {
+  readonly port: number
+  readonly close: () => Promise<void>
+}
+
+/**
+ * The gateway every walletgate server runs: the embedded defaults, the bench's test phones, no per-IP cap
+ * (the load comes from one IP), a silent SMS outbox (never used: test phones get no SMS) and no log output.
+ */
+const benchGateway = async (): Promise<Gateway> => {
+  const gateway = makeGateway({
+    ports: Layer.mergeAll(
+      embeddedPorts({ otp: { testPhones: testPhones(), sendsPerIpPerHour: Number.MAX_SAFE_INTEGER } }),
+      SmsSender.console(() => undefined)
+    ),
+    loggers: []
+  })
+  await gateway.ready()
+  return gateway
+}
+
+const listen = (server: Server, disposeAlso: () => Promise<void> = async () => undefined): Promise<RunningTarget> =>
+  new Promise((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      resolve({
+        port,
+        close: async () => {
+          server.closeAllConnections()
+          await new Promise<void>((done) => server.close(() => done()))
+          await disposeAlso()
+        }
+      })
+    })
+  })
+
+/** Writes an answer as walletgate's Express adapter does: status, headers one by one, `end`. */
+const writeExpress = (res: ExpressResponse, answer: BareAnswer) => {
+  res.status(answer.status)
+  for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value)
+  res.end(answer.body)
+}
+
+const bareExpress = (bare: BareServer): Server => {
+  const app = express()
+  app.post("/functions/v1/signInWithOTP", (req, res, next) => {
+    bare
+      .signIn(req.headers["content-type"], req, req.ip)
+      .then((answer) => writeExpress(res, answer))
+      .catch(next)
+  })
+  app.get("/functions/v1/.well-known/jwks.json", (req, res) => writeExpress(res, bare.answer(req.method, req.path)))
+  app.use((req, res) => writeExpress(res, bare.answer(req.method, req.path)))
+  return createServer(app)
+}
+
+const bareKoa = (bare: BareServer): Server => {
+  const app = new Koa()
+  app.use(async (ctx) => {
+    const answer = bare.isSignIn(ctx.method, ctx.path)
+      ? await bare.signIn(ctx.get("content-type"), ctx.req, ctx.ip)
+      : bare.answer(ctx.method, ctx.path)
+    ctx.status = answer.status
+    for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value)
+    ctx.body = answer.body
+  })
+  return createServer(app.callback())
+}
+
+const pathOf = (req: IncomingMessage) => {
+  const url = req.url ?? "/"
+  const queryAt = url.indexOf("?")
+  return queryAt === -1 ? url : url.slice(0, queryAt)
+}
+
+const writeNode = (res: ServerResponse, answer: { status: number; headers: Readonly<Record<string, string>> }) =>
+  res.writeHead(answer.status, answer.headers)
+
+const bareNode = (bare: BareServer): Server =>
+  createServer((req, res) => {
+    const method = req.method ?? "GET"
+    const path = pathOf(req)
+    const answered = bare.isSignIn(method, path)
+      ? bare.signIn(req.headers["content-type"], req, req.socket.remoteAddress)
+      : Promise.resolve(bare.answer(method, path))
+    answered.then(
+      (answer) => {
+        writeNode(res, answer)
+        res.end(answer.body)
+      },
+      () => res.destroy()
+    )
+  })
+
+/**
+ * The smallest bridge from `node:http` to `gateway.fetch`: the body read into one buffer, the raw headers
+ * copied into `Headers`, the `Response`'s status, headers and bytes written back.
+ */
+const fetchBridge = (gateway: Gateway): Server =>
+  createServer((req, res) => {
+    const toRequest = async () => {
+      const method = req.method ?? "GET"
+      const headers = new Headers()
+      for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+        headers.append(req.rawHeaders[i] ?? "", req.rawHeaders[i + 1] ?? "")
+      }
+      // readBodyWithin makes a fresh Uint8Array, so its buffer is an ArrayBuffer, as `BodyInit` wants.
+      const body = methodTakesBody(method)
+        ? ((await readBodyWithin(req, gateway.bodyLimit)) as Uint8Array<ArrayBuffer>)
+        : undefined
+      return new Request(`http://${req.headers.host ?? "127.0.0.1"}${req.url ?? "/"}`, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body })
+      })
+    }
+    toRequest()
+      .then((request) => gateway.fetch(request))
+      .then(async (response) => {
+        writeNode(res, { status: response.status, headers: Object.fromEntries(response.headers) })
+        res.end(Buffer.from(await response.arrayBuffer()))
+      })
+      .catch(() => res.destroy())
+  })
+
+/** `node:http` straight to `gateway.handle`, as an adapter for bare `node:http` would be written. */
+const handleBridge = (gateway: Gateway): Server =>
+  createServer((req, res) => {
+    const toRequest = async (): Promise<GatewayRequest> => {
+      const method = req.method ?? "GET"
+      const url = req.url ?? "/"
+      const queryAt = url.indexOf("?")
+      const headers: Record<string, string> = {}
+      for (const [name, value] of Object.entries(req.headers)) {
+        if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value
+      }
+      const base = {
+        method,
+        path: queryAt === -1 ? url : url.slice(0, queryAt),
+        query: new URLSearchParams(queryAt === -1 ? "" : url.slice(queryAt + 1)),
+        headers,
+        ...(req.socket.remoteAddress === undefined ? {} : { remoteAddress: req.socket.remoteAddress })
+      }
+      return methodTakesBody(method) ? { ...base, rawBody: await readBodyWithin(req, gateway.bodyLimit) } : base
+    }
+    toRequest()
+      .then((request) => gateway.handle(request))
+      .then((response) => {
+        writeNode(res, response)
+        res.end(response.body)
+      })
+      .catch(() => res.destroy())
+  })
+
+/**
+ * What the load generator can drive on this machine: node:http draining the body and answering a constant
+ * (with the status the request expects, so that it passes the same checks).
+ */
+const ceiling = (): Server =>
+  createServer((req, res) => {
+    req.resume()
+    req.once("end", () => {
+      res.writeHead(req.url === MISSING_PATH ? 404 : 200, { "content-type": "application/json" })
+      res.end('{"ok":true}')
+    })
+  })
+
+/** Starts the server `name` on 127.0.0.1 and a free port. */
+export const startTarget = async (name: TargetName, reference: Reference): Promise<RunningTarget> => {
+  const bare = (withState: boolean) => bareServer(reference, { withState })
+  switch (name) {
+    case "walletgate Express": {
+      const gateway = await benchGateway()
+      const app = express()
+      app.use(expressWalletgate(gateway))
+      return listen(createServer(app), gateway.dispose)
+    }
+    case "walletgate Koa": {
+      const gateway = await benchGateway()
+      const app = new Koa()
+      app.use(koaWalletgate(gateway))
+      return listen(createServer(app.callback()), gateway.dispose)
+    }
+    case "walletgate fetch (node:http bridge)": {
+      const gateway = await benchGateway()
+      return listen(fetchBridge(gateway), gateway.dispose)
+    }
+    case "walletgate handle (node:http)": {
+      const gateway = await benchGateway()
+      return listen(handleBridge(gateway), gateway.dispose)
+    }
+    case "bare Express":
+      return listen(bareExpress(bare(false)))
+    case "bare Express + state":
+      return listen(bareExpress(bare(true)))
+    case "bare Koa":
+      return listen(bareKoa(bare(false)))
+    case "bare Koa + state":
+      return listen(bareKoa(bare(true)))
+    case "bare node:http":
+      return listen(bareNode(bare(false)))
+    case "bare node:http + state":
+      return listen(bareNode(bare(true)))
+    case "load ceiling (node:http, constant answer)":
+      return listen(ceiling())
+  }
+}
