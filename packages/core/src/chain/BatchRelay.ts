@@ -29,7 +29,7 @@ import {
   walletFactoryArtifact
 } from "./artifacts"
 import { type BatchCall, signBatch } from "./contracts"
-import { ChainUnavailable, type Network, rpc } from "./networks"
+import { ChainUnavailable, type Network, relayerBalance, rpc } from "./networks"
 
 /** What a batch submission records besides the chain facts. */
 export interface BatchIntent {
@@ -145,11 +145,9 @@ export class BatchRelay extends Context.Service<
             .pipe(Effect.andThen(warnIfRelayerLow(network)))
 
         const warnIfRelayerLow = (network: Network) =>
-          rpc(network, "getBalance", () =>
-            network.publicClient.getBalance({ address: network.relayer.account.address })
-          ).pipe(
-            Effect.flatMap((balance) =>
-              balance < network.relayerLowBalanceWei
+          relayerBalance(network).pipe(
+            Effect.flatMap(({ balance, low }) =>
+              low
                 ? Effect.logWarning("walletgate: relayer balance is low").pipe(
                     Effect.annotateLogs({
                       network: network.slug,

@@ -121,3 +121,9 @@ const describeRpcError = (error: unknown): string => {
   const short = (error as { shortMessage?: unknown }).shortMessage
   return typeof short === "string" ? `${error.name}: ${short}` : error.name
 }
+
+/** The relayer's balance on `network` and whether it is below the network's low mark. */
+export const relayerBalance = (network: Network) =>
+  rpc(network, "getBalance", () => network.publicClient.getBalance({ address: network.relayer.account.address })).pipe(
+    Effect.map((balance) => ({ balance, low: balance < network.relayerLowBalanceWei }))
+  )

@@ -1,7 +1,7 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { AppAuth } from "../auth/AppAuth"
-import { Networks, rpc } from "../chain/networks"
+import { Networks, relayerBalance } from "../chain/networks"
 import { idempotent } from "../http/idempotency"
 import { decoderOf, routeWithBody, routeWithoutBody } from "../http/route"
 import { Kernel } from "./Kernel"
@@ -38,14 +38,12 @@ export const kernelRoutes = [
       const relayers = yield* Effect.forEach(
         networks.all,
         (network) =>
-          rpc(network, "getBalance", () =>
-            network.publicClient.getBalance({ address: network.relayer.account.address })
-          ).pipe(
-            Effect.map((balance) => ({
+          relayerBalance(network).pipe(
+            Effect.map(({ balance, low }) => ({
               network: network.slug,
               relayer: network.relayer.account.address,
               balanceWei: String(balance),
-              low: balance < network.relayerLowBalanceWei,
+              low,
               reachable: true
             })),
             Effect.orElseSucceed(() => ({
