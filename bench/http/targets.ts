@@ -8,7 +8,8 @@ import {
   makeGateway,
   methodTakesBody,
   readBodyWithin,
-  SmsSender
+  SmsSender,
+  singleValuedHeaders
 } from "@walletgate/core"
 import { walletgate as expressWalletgate } from "@walletgate/express"
 import { walletgate as koaWalletgate } from "@walletgate/koa"
@@ -171,15 +172,11 @@ const handleBridge = (gateway: Gateway): Server =>
       const method = req.method ?? "GET"
       const url = req.url ?? "/"
       const queryAt = url.indexOf("?")
-      const headers: Record<string, string> = {}
-      for (const [name, value] of Object.entries(req.headers)) {
-        if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value
-      }
       const base = {
         method,
         path: queryAt === -1 ? url : url.slice(0, queryAt),
         query: new URLSearchParams(queryAt === -1 ? "" : url.slice(queryAt + 1)),
-        headers,
+        headers: singleValuedHeaders(req.headers),
         ...(req.socket.remoteAddress === undefined ? {} : { remoteAddress: req.socket.remoteAddress })
       }
       return methodTakesBody(method) ? { ...base, rawBody: await readBodyWithin(req, gateway.bodyLimit) } : base

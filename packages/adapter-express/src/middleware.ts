@@ -1,4 +1,10 @@
-import { type Gateway, type GatewayRequest, methodTakesBody, readBodyWithin } from "@walletgate/core"
+import {
+  type Gateway,
+  type GatewayRequest,
+  methodTakesBody,
+  readBodyWithin,
+  singleValuedHeaders
+} from "@walletgate/core"
 import type { NextFunction, Request, RequestHandler, Response } from "express"
 
 /**
@@ -21,16 +27,12 @@ export const walletgate = (gateway: Gateway): RequestHandler => {
 }
 
 const toGatewayRequest = async (req: Request, bodyLimit: number): Promise<GatewayRequest> => {
-  const headers: Record<string, string> = {}
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value
-  }
   const queryAt = req.url.indexOf("?")
   const base = {
     method: req.method,
     path: req.path,
     query: new URLSearchParams(queryAt === -1 ? "" : req.url.slice(queryAt + 1)),
-    headers,
+    headers: singleValuedHeaders(req.headers),
     ...(req.ip === undefined ? {} : { remoteAddress: req.ip })
   }
   // A body parser of the host already consumed the stream: take what it parsed.

@@ -3,7 +3,8 @@ import {
   type GatewayRequest,
   type GatewayResponse,
   methodTakesBody,
-  readBodyWithin
+  readBodyWithin,
+  singleValuedHeaders
 } from "@walletgate/core"
 
 /**
@@ -68,16 +69,11 @@ const below = (prefix: string, path: string): string | undefined => {
 }
 
 const toGatewayRequest = async (ctx: KoaContext, path: string, bodyLimit: number): Promise<GatewayRequest> => {
-  const headers = Object.fromEntries(
-    Object.entries(ctx.headers).flatMap(([name, value]) =>
-      value === undefined ? [] : [[name, typeof value === "string" ? value : value.join(", ")]]
-    )
-  )
   const base = {
     method: ctx.method,
     path,
     query: new URLSearchParams(ctx.querystring),
-    headers,
+    headers: singleValuedHeaders(ctx.headers),
     ...(ctx.ip === "" ? {} : { remoteAddress: ctx.ip })
   }
   // A body parser of the host already consumed the stream. Its raw text, when it kept one, is what

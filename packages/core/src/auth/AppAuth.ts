@@ -80,7 +80,7 @@ export class AppAuth extends Context.Service<
           return keySet
         }
 
-        const grant = Effect.fn("AppAuth.grant")(function* (credentials: ClientCredentials) {
+        const grant = Effect.fnUntraced(function* (credentials: ClientCredentials) {
           const app = yield* clients.find(credentials.clientId)
           const presented = Buffer.from(hashClientSecret(credentials.clientSecret), "hex")
           // Compare even for an unknown client, so timing does not tell which client ids exist.
@@ -103,7 +103,7 @@ export class AppAuth extends Context.Service<
           return { accessToken: token, expiresIn: ttl }
         })
 
-        const authenticate = Effect.fn("AppAuth.authenticate")(function* (authorization: string | undefined) {
+        const authenticate = Effect.fnUntraced(function* (authorization: string | undefined) {
           const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i.exec(authorization?.trim() ?? "")
           if (match?.[1] === undefined) return yield* new TokenRejected({ reason: "no bearer token" })
           const claims = yield* keys.verify(match[1], { audience: ACCESS_TOKEN_AUDIENCE, type: ACCESS_TOKEN_TYPE })
@@ -112,37 +112,40 @@ export class AppAuth extends Context.Service<
           return app
         })
 
-        const verifyWith = (provider: string, verification: ProviderVerification, auth: string) =>
-          Effect.gen(function* () {
-            if (verification.kind === "phone") {
-              const claims = yield* keys
-                .verify(auth, { audience: USER_TOKEN_AUDIENCE, type: USER_TOKEN_TYPE })
-                .pipe(Effect.mapError((error) => new InvalidAuth({ reason: error.reason })))
-              return claims.sub ?? ""
+        const verifyWith = Effect.fnUntraced(function* (
+          provider: string,
+          verification: ProviderVerification,
+          auth: string
+        ) {
+          if (verification.kind === "phone") {
+            const claims = yield* keys
+              .verify(auth, { audience: USER_TOKEN_AUDIENCE, type: USER_TOKEN_TYPE })
+              .pipe(Effect.mapError((error) => new InvalidAuth({ reason: error.reason })))
+            return claims.sub ?? ""
+          }
+          const now = yield* Clock.currentTimeMillis
+          const { payload } = yield* Effect.tryPromise({
+            try: () =>
+              jwtVerify(auth, remoteKeySet(verification.jwksUrl), {
+                algorithms: [...verification.algorithms],
+                issuer: verification.issuer,
+                audience: verification.audience,
+                requiredClaims: ["iss", "aud", "sub", "exp", "iat"],
+                clockTolerance: CLOCK_TOLERANCE_SECONDS,
+                currentDate: new Date(now)
+              }),
+            catch: (error) => {
+              const reason = joseReason(error)
+              // A key set that cannot be fetched is the provider's outage, not the user's bad token.
+              return reason === "ERR_JWKS_TIMEOUT" || !hasJoseCode(error)
+                ? new IdentityProviderUnavailable({ provider })
+                : new InvalidAuth({ reason })
             }
-            const now = yield* Clock.currentTimeMillis
-            const { payload } = yield* Effect.tryPromise({
-              try: () =>
-                jwtVerify(auth, remoteKeySet(verification.jwksUrl), {
-                  algorithms: [...verification.algorithms],
-                  issuer: verification.issuer,
-                  audience: verification.audience,
-                  requiredClaims: ["iss", "aud", "sub", "exp", "iat"],
-                  clockTolerance: CLOCK_TOLERANCE_SECONDS,
-                  currentDate: new Date(now)
-                }),
-              catch: (error) => {
-                const reason = joseReason(error)
-                // A key set that cannot be fetched is the provider's outage, not the user's bad token.
-                return reason === "ERR_JWKS_TIMEOUT" || !hasJoseCode(error)
-                  ? new IdentityProviderUnavailable({ provider })
-                  : new InvalidAuth({ reason })
-              }
-            })
-            return payload.sub ?? ""
           })
+          return payload.sub ?? ""
+        })
 
-        const verifyUser = Effect.fn("AppAuth.verifyUser")(function* (app: App, provider: string, auth: string) {
+        const verifyUser = Effect.fnUntraced(function* (app: App, provider: string, auth: string) {
           const verification = app.providers[provider]
           if (verification === undefined) {
             return yield* new Forbidden({ reason: `this app may not use the identity provider "${provider}"` })

@@ -116,40 +116,38 @@ const makeSigningKeys = (issuer: string, algorithm: SigningAlgorithm, privateKey
     return SigningKeys.of({
       issuer,
       jwks,
-      sign: (claims) =>
-        Effect.gen(function* () {
-          const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
-          const expiresAt = now + claims.ttlSeconds
-          const token = yield* Effect.promise(() =>
-            new SignJWT({ ...claims.extra })
-              .setProtectedHeader({ alg: algorithm, kid, typ: claims.type })
-              .setIssuer(issuer)
-              .setAudience(claims.audience)
-              .setSubject(claims.subject)
-              .setIssuedAt(now)
-              .setExpirationTime(expiresAt)
-              .sign(privateKey)
-          )
-          return { token, expiresAt }
-        }),
-      verify: (token, expected) =>
-        Effect.gen(function* () {
-          const now = yield* Clock.currentTimeMillis
-          const { payload } = yield* Effect.tryPromise({
-            try: () =>
-              jwtVerify(token, keySet, {
-                algorithms: [algorithm],
-                issuer,
-                audience: expected.audience,
-                typ: expected.type,
-                requiredClaims: ["iss", "aud", "sub", "exp", "iat"],
-                clockTolerance: CLOCK_TOLERANCE_SECONDS,
-                currentDate: new Date(now)
-              }),
-            catch: (error) => new TokenRejected({ reason: joseReason(error) })
-          })
-          return payload
+      sign: Effect.fnUntraced(function* (claims: TokenClaims) {
+        const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+        const expiresAt = now + claims.ttlSeconds
+        const token = yield* Effect.promise(() =>
+          new SignJWT({ ...claims.extra })
+            .setProtectedHeader({ alg: algorithm, kid, typ: claims.type })
+            .setIssuer(issuer)
+            .setAudience(claims.audience)
+            .setSubject(claims.subject)
+            .setIssuedAt(now)
+            .setExpirationTime(expiresAt)
+            .sign(privateKey)
+        )
+        return { token, expiresAt }
+      }),
+      verify: Effect.fnUntraced(function* (token: string, expected: TokenExpectation) {
+        const now = yield* Clock.currentTimeMillis
+        const { payload } = yield* Effect.tryPromise({
+          try: () =>
+            jwtVerify(token, keySet, {
+              algorithms: [algorithm],
+              issuer,
+              audience: expected.audience,
+              typ: expected.type,
+              requiredClaims: ["iss", "aud", "sub", "exp", "iat"],
+              clockTolerance: CLOCK_TOLERANCE_SECONDS,
+              currentDate: new Date(now)
+            }),
+          catch: (error) => new TokenRejected({ reason: joseReason(error) })
         })
+        return payload
+      })
     })
   })
 

@@ -75,8 +75,8 @@ export const authRoutes = [
     "POST",
     "/v1/auth",
     Schema.Unknown,
-    (body, context) =>
-      Effect.gen(function* () {
+    Effect.fnUntraced(
+      function* (body, context) {
         const credentials = yield* credentialsOf(body, context)
         const appAuth = yield* AppAuth
         const granted = yield* appAuth.grant(credentials)
@@ -86,7 +86,9 @@ export const authRoutes = [
           expires_in: granted.expiresIn
         }
         return { status: 200, body: reply, headers: NO_CACHE }
-      }).pipe(Effect.catchTag("OAuthError", (error) => Effect.succeed(oauthErrorReply(error)))),
+      },
+      Effect.catchTag("OAuthError", (error) => Effect.succeed(oauthErrorReply(error)))
+    ),
     ["application/json", "application/x-www-form-urlencoded"]
   )
 ]

@@ -33,6 +33,27 @@ export interface GatewayResponse {
   readonly body: string
 }
 
+/** A host's request headers, as Node's `IncomingHttpHeaders`: repeated fields may come as arrays. */
+export type HostHeaders = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
+
+const isSingleValued = (headers: HostHeaders): headers is Readonly<Record<string, string | undefined>> => {
+  for (const name in headers) if (Array.isArray(headers[name])) return false
+  return true
+}
+
+/**
+ * A host's headers with one string per name, arrays joined with `, ` (RFC 9110 §5.3). The host's own
+ * object is returned when no field is repeated, which is nearly always: adapters call this per request.
+ */
+export const singleValuedHeaders = (headers: HostHeaders): Readonly<Record<string, string | undefined>> => {
+  if (isSingleValued(headers)) return headers
+  const joined: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) joined[name] = typeof value === "string" ? value : value.join(", ")
+  }
+  return joined
+}
+
 const BODYLESS_METHODS = new Set(["GET", "HEAD", "DELETE", "OPTIONS"])
 
 /** Whether an adapter should read a body for this method (GET, HEAD, DELETE and OPTIONS carry none here). */

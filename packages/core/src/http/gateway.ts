@@ -1,7 +1,12 @@
 import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
+import * as LogLevel from "effect/LogLevel"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as References from "effect/References"
+import * as Result from "effect/Result"
 import { type Gateway, type GatewayRequest, type GatewayResponse, readBodyWithin } from "./contract"
 import {
   BodyRequired,
@@ -13,8 +18,8 @@ import {
   UnsupportedMediaType
 } from "./errors"
 import { internalErrorDocument, problemFor, problemResponse } from "./problem"
-import type { Route, RouteContext } from "./route"
-import { makeRouter, type RouteMatch } from "./router"
+import type { BodyMedia, Reply, Route, RouteContext } from "./route"
+import { makeRouter } from "./router"
 
 /** The default largest body: 100 KiB. */
 export const DEFAULT_BODY_LIMIT = 100 * 1024
@@ -34,132 +39,176 @@ const utf8 = new TextDecoder("utf-8", { fatal: true })
 const mediaType = (contentType: string | undefined): string =>
   (contentType ?? "").split(";")[0]?.trim().toLowerCase() ?? ""
 
-const parseBody = (route: Route<never> | Route<unknown>, request: GatewayRequest, limit: number) =>
-  Effect.suspend((): Effect.Effect<unknown, GatewayError> => {
-    const declared = Number(request.headers["content-length"] ?? "0")
-    if (declared > limit || (request.rawBody?.byteLength ?? 0) > limit) {
-      return Effect.fail(new PayloadTooLarge({ limit }))
-    }
-    // A host parser may hand over `{}` for a request that had no body at all (RFC 9112 §6.3: a body is
-    // framed by Content-Length or Transfer-Encoding), so a parsed body counts only when one was framed.
-    const framed = request.headers["transfer-encoding"] !== undefined || declared > 0
-    const hasBody =
-      request.rawBody === undefined ? request.body !== undefined && framed : request.rawBody.byteLength > 0
-    if (!hasBody) return Effect.fail(new BodyRequired())
-    const media = mediaType(request.headers["content-type"])
-    const accepted = route.accepts.find((candidate) => candidate === media)
-    if (accepted === undefined) return Effect.fail(new UnsupportedMediaType({ accepted: route.accepts }))
-    if (request.body !== undefined) return Effect.succeed(request.body)
-    let text: string
-    try {
-      text = utf8.decode(request.rawBody)
-    } catch {
-      return Effect.fail(new MalformedJson())
-    }
-    if (accepted === "application/x-www-form-urlencoded") {
-      return Effect.succeed(Object.fromEntries(new URLSearchParams(text)))
-    }
-    try {
-      return Effect.succeed(JSON.parse(text))
-    } catch {
-      return Effect.fail(new MalformedJson())
-    }
-  })
+/**
+ * The body a route decodes, parsed by `content-type`; a failure is the error it is answered with. Plain code,
+ * run before the route's effect: every request with a body goes through it.
+ */
+const parseBody = (
+  accepts: ReadonlyArray<BodyMedia>,
+  request: GatewayRequest,
+  limit: number
+): Result.Result<unknown, GatewayError> => {
+  const declared = Number(request.headers["content-length"] ?? "0")
+  if (declared > limit || (request.rawBody?.byteLength ?? 0) > limit) return Result.fail(new PayloadTooLarge({ limit }))
+  // A host parser may hand over `{}` for a request that had no body at all (RFC 9112 §6.3: a body is
+  // framed by Content-Length or Transfer-Encoding), so a parsed body counts only when one was framed.
+  const framed = request.headers["transfer-encoding"] !== undefined || declared > 0
+  const hasBody = request.rawBody === undefined ? request.body !== undefined && framed : request.rawBody.byteLength > 0
+  if (!hasBody) return Result.fail(new BodyRequired())
+  const media = mediaType(request.headers["content-type"])
+  const accepted = accepts.find((candidate) => candidate === media)
+  if (accepted === undefined) return Result.fail(new UnsupportedMediaType({ accepted: accepts }))
+  if (request.body !== undefined) return Result.succeed(request.body)
+  let text: string
+  try {
+    text = utf8.decode(request.rawBody)
+  } catch {
+    return Result.fail(new MalformedJson())
+  }
+  if (accepted === "application/x-www-form-urlencoded") {
+    return Result.succeed(Object.fromEntries(new URLSearchParams(text)))
+  }
+  try {
+    return Result.succeed(JSON.parse(text))
+  } catch {
+    return Result.fail(new MalformedJson())
+  }
+}
+
+/** A route's reply as a response: JSON, or no body (and no content-type) when the reply has none. */
+const replyResponse = (reply: Reply): GatewayResponse => ({
+  status: reply.status,
+  headers: reply.body === undefined ? { ...reply.headers } : { "content-type": "application/json", ...reply.headers },
+  body: reply.body === undefined ? "" : JSON.stringify(reply.body)
+})
+
+/** The answer to an error of the table. */
+const problemAnswer = (error: GatewayError): GatewayResponse => {
+  const problem = problemFor(error)
+  return problemResponse(problem.document, problem.headers)
+}
+
+/** Whether, and how, a gateway logs: decided once from the loggers and minimum level its layer provides. */
+interface Logging {
+  /** Some logger is installed: requests are annotated with their id. */
+  readonly any: boolean
+  /** The per-request line is at or above the minimum level. */
+  readonly requests: boolean
+}
+
+const loggingOf = (services: Context.Context<never>): Logging => {
+  const any = Context.get(services, References.CurrentLoggers).size > 0
+  return {
+    any,
+    requests: any && LogLevel.isGreaterThanOrEqualTo("Info", Context.get(services, References.MinimumLogLevel))
+  }
+}
 
 /**
  * Builds a gateway: a router over `routes`, run on a runtime built once (lazily, on first use) from
  * `layer`. Every answer is JSON or problem+json and carries `x-request-id`, `x-content-type-options:
  * nosniff` and, unless the route says otherwise, `cache-control: no-store`.
+ *
+ * The path every request takes is kept short on purpose (the benchmarks compare it with bare frameworks):
+ * routing and body parsing are plain code, an unknown path is answered without running an effect, and a
+ * route's effect is the only one a request runs when nothing logs.
  */
 export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gateway => {
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT
   if (!Number.isInteger(bodyLimit) || bodyLimit < 1) throw new RangeError("bodyLimit must be a positive whole number")
   const runtime = ManagedRuntime.make(options.layer)
   const route = makeRouter(options.routes)
+  // The same document for every unknown path, so it is written once.
+  const notFound = problemAnswer(new RouteNotFound())
+  let logging: { readonly services: Context.Context<R>; readonly logging: Logging } | undefined
 
-  const answer = (
-    match: RouteMatch<R>,
-    request: GatewayRequest,
-    context: RouteContext
-  ): Effect.Effect<GatewayResponse, GatewayError, R> =>
-    Effect.gen(function* () {
-      if (match._tag === "NotFound") return yield* new RouteNotFound()
-      if (match._tag === "WrongMethod") return yield* new MethodNotAllowed({ allow: match.allow })
-      const body = match.route.accepts.length === 0 ? undefined : yield* parseBody(match.route, request, bodyLimit)
-      const reply = yield* match.route.run(body, context)
-      return {
-        status: reply.status,
-        headers: { ...(reply.body === undefined ? {} : { "content-type": "application/json" }), ...reply.headers },
-        body: reply.body === undefined ? "" : JSON.stringify(reply.body)
-      }
-    })
-
-  const handleEffect = (request: GatewayRequest) => {
-    const offered = request.headers["x-request-id"]
-    const requestId = offered !== undefined && REQUEST_ID.test(offered) ? offered : crypto.randomUUID()
-    const match = route(request.method.toUpperCase(), request.path)
-    const context: RouteContext = {
-      request,
-      params: match._tag === "Found" ? match.params : {},
-      requestId,
-      clientIp: request.remoteAddress
-    }
-    const routeHeaders =
-      match._tag === "Found" && match.route.answerHeaders !== undefined
-        ? match.route.answerHeaders(context)
-        : Effect.succeed({})
-    const started = performance.now()
-    return answer(match, request, context).pipe(
+  /** The route's answer, problems included; fails only with a defect. */
+  const routeAnswer = (found: Route<R>, request: GatewayRequest, context: RouteContext) => {
+    const body = found.accepts.length === 0 ? Result.succeed(undefined) : parseBody(found.accepts, request, bodyLimit)
+    const replied: Effect.Effect<GatewayResponse, never, R> = (
+      Result.isSuccess(body) ? Effect.map(found.run(body.success, context), replyResponse) : Effect.fail(body.failure)
+    ).pipe(
       Effect.catch((error: GatewayError) => {
         const problem = problemFor(error)
         const response = problemResponse(problem.document, problem.headers)
         // Outages are the operator's to see; error fields name what failed and never hold a secret.
         return problem.document.status >= 500
-          ? Effect.logWarning(`walletgate: ${problem.document.code}`, error).pipe(Effect.as(response))
+          ? Effect.as(Effect.logWarning(`walletgate: ${problem.document.code}`, error), response)
           : Effect.succeed(response)
-      }),
-      Effect.flatMap((response) =>
-        Effect.map(
-          routeHeaders,
-          (headers): GatewayResponse => ({
+      })
+    )
+    const { answerHeaders } = found
+    return answerHeaders === undefined
+      ? replied
+      : Effect.flatMap(replied, (response) =>
+          Effect.map(answerHeaders(context), (headers) => ({
             ...response,
             headers: { ...response.headers, ...headers }
-          })
+          }))
         )
-      ),
-      Effect.catchCause((cause) =>
-        Effect.logError("walletgate: unexpected failure", Cause.pretty(cause)).pipe(
-          Effect.as(problemResponse(internalErrorDocument))
-        )
-      ),
-      Effect.map(
-        (response): GatewayResponse => ({
-          status: response.status,
-          headers: {
-            "cache-control": "no-store",
-            ...response.headers,
-            "x-content-type-options": "nosniff",
-            "x-request-id": requestId
-          },
-          body: response.body
-        })
-      ),
-      Effect.tap((response) =>
-        Effect.logInfo("walletgate: request").pipe(
-          Effect.annotateLogs({
-            method: request.method,
-            path: request.path,
-            status: response.status,
-            ms: Math.round(performance.now() - started)
-          })
-        )
-      ),
-      Effect.annotateLogs({ requestId })
-    )
   }
 
-  const handle = (request: GatewayRequest): Promise<GatewayResponse> =>
-    runtime.runPromise(Effect.suspend(() => handleEffect(request))).catch(() => problemResponse(internalErrorDocument))
+  const finish = (response: GatewayResponse, requestId: string): GatewayResponse => ({
+    status: response.status,
+    headers: {
+      "cache-control": "no-store",
+      ...response.headers,
+      "x-content-type-options": "nosniff",
+      "x-request-id": requestId
+    },
+    body: response.body
+  })
+
+  const logRequest = (request: GatewayRequest, status: number, started: number, requestId: string) =>
+    runtime.runFork(
+      Effect.logInfo("walletgate: request").pipe(
+        Effect.annotateLogs({
+          method: request.method,
+          path: request.path,
+          status,
+          ms: Math.round(performance.now() - started),
+          requestId
+        })
+      )
+    )
+
+  const answer = (request: GatewayRequest, log: Logging): Promise<GatewayResponse> => {
+    const started = performance.now()
+    const offered = request.headers["x-request-id"]
+    const requestId = offered !== undefined && REQUEST_ID.test(offered) ? offered : crypto.randomUUID()
+    const match = route(request.method.toUpperCase(), request.path)
+    const done = (response: GatewayResponse) => {
+      if (log.requests) logRequest(request, response.status, started, requestId)
+      return finish(response, requestId)
+    }
+    if (match._tag === "NotFound") return Promise.resolve(done(notFound))
+    if (match._tag === "WrongMethod")
+      return Promise.resolve(done(problemAnswer(new MethodNotAllowed({ allow: match.allow }))))
+    const context: RouteContext = { request, params: match.params, requestId, clientIp: request.remoteAddress }
+    const program = routeAnswer(match.route, request, context)
+    return runtime.runPromiseExit(log.any ? Effect.annotateLogs(program, { requestId }) : program).then((exit) => {
+      if (Exit.isSuccess(exit)) return done(exit.value)
+      runtime.runFork(
+        Effect.logError("walletgate: unexpected failure", Cause.pretty(exit.cause)).pipe(
+          Effect.annotateLogs({ requestId })
+        )
+      )
+      return done(problemResponse(internalErrorDocument))
+    })
+  }
+
+  const handle = (request: GatewayRequest): Promise<GatewayResponse> => {
+    const services = runtime.cachedContext
+    // The layer is built on first use; a layer that fails to build answers 500 (and is tried again next time).
+    if (services === undefined) {
+      return runtime.context().then(
+        () => handle(request),
+        () => problemResponse(internalErrorDocument)
+      )
+    }
+    if (logging?.services !== services) logging = { services, logging: loggingOf(services) }
+    return answer(request, logging.logging).catch(() => problemResponse(internalErrorDocument))
+  }
 
   const fetchHandler = async (request: Request): Promise<Response> => {
     const url = new URL(request.url)

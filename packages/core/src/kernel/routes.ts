@@ -11,8 +11,11 @@ const decodeTx = decoderOf(KernelTxRequest)
 
 /** `POST /v1/kernel/tx`, `GET /v1/kernel/tx/:id` and `GET /v1/health`. */
 export const kernelRoutes = [
-  routeWithBody("POST", "/v1/kernel/tx", Schema.Unknown, (body, context) =>
-    Effect.gen(function* () {
+  routeWithBody(
+    "POST",
+    "/v1/kernel/tx",
+    Schema.Unknown,
+    Effect.fnUntraced(function* (body, context) {
       // Authenticate before looking at the body: an unauthenticated caller learns nothing about it.
       const app = yield* (yield* AppAuth).authenticate(context.request.headers.authorization)
       const request = yield* decodeTx(body)
@@ -25,15 +28,19 @@ export const kernelRoutes = [
       })
     })
   ),
-  routeWithoutBody("GET", "/v1/kernel/tx/:id", (context) =>
-    Effect.gen(function* () {
+  routeWithoutBody(
+    "GET",
+    "/v1/kernel/tx/:id",
+    Effect.fnUntraced(function* (context) {
       const app = yield* (yield* AppAuth).authenticate(context.request.headers.authorization)
       const kernel = yield* Kernel
       return { status: 200, body: yield* kernel.find(app, context.params.id ?? "") }
     })
   ),
-  routeWithoutBody("GET", "/v1/health", () =>
-    Effect.gen(function* () {
+  routeWithoutBody(
+    "GET",
+    "/v1/health",
+    Effect.fnUntraced(function* () {
       const networks = yield* Networks
       const relayers = yield* Effect.forEach(
         networks.all,

@@ -7,6 +7,7 @@ import * as Layer from "effect/Layer"
 import { SigningKeys } from "../auth/SigningKeys"
 import { USER_TOKEN_AUDIENCE, USER_TOKEN_TYPE } from "../auth/tokens"
 import { type User, UserId, UserStore } from "../auth/UserStore"
+import { logAnnotated } from "../internal/logging"
 import { randomDigits, randomUuid, SecureRandom } from "../random/SecureRandom"
 import { RateLimiter } from "../ratelimit/RateLimiter"
 import type { StoreUnavailable } from "../state/errors"
@@ -75,7 +76,7 @@ export class PhoneSignIn extends Context.Service<
           : parsePhone(input, policy.regions)
       }
 
-      const sendCode = Effect.fn("PhoneSignIn.sendCode")(function* (input: string, clientIp: string | undefined) {
+      const sendCode = Effect.fnUntraced(function* (input: string, clientIp: string | undefined) {
         const phone = yield* toPhone(input)
         const now = yield* Clock.currentTimeMillis
         const testCode = policy.testPhones[phone]
@@ -118,11 +119,11 @@ export class PhoneSignIn extends Context.Service<
             )
           )
         }
-        yield* Effect.logInfo("walletgate: sign-in code sent").pipe(Effect.annotateLogs({ phone: maskPhone(phone) }))
+        yield* logAnnotated("Info", "walletgate: sign-in code sent", { phone: maskPhone(phone) })
         return { expiresIn: policy.codeTtlSeconds, resendAfter: policy.resendIntervalSeconds }
       })
 
-      const verifyCode = Effect.fn("PhoneSignIn.verifyCode")(function* (input: string, code: string) {
+      const verifyCode = Effect.fnUntraced(function* (input: string, code: string) {
         const phone = yield* toPhone(input)
         const now = yield* Clock.currentTimeMillis
         const outcome = yield* store.consume(phone, hashCode(phone, code), now, policy.maxAttempts)
@@ -136,7 +137,7 @@ export class PhoneSignIn extends Context.Service<
           ttlSeconds: policy.sessionTtlSeconds,
           extra: { phone_number: user.phone }
         })
-        yield* Effect.logInfo("walletgate: phone verified").pipe(Effect.annotateLogs({ phone: maskPhone(phone) }))
+        yield* logAnnotated("Info", "walletgate: phone verified", { phone: maskPhone(phone) })
         return { accessToken: token, expiresIn: policy.sessionTtlSeconds, expiresAt, user }
       })
 

@@ -33,8 +33,11 @@ export const VerifyOtpResponse = Schema.Struct({
 
 /** The phone sign-in endpoints and the JWKS that verifies the tokens they issue. */
 export const otpRoutes = [
-  routeWithBody("POST", "/functions/v1/signInWithOTP", SignInWithOtpRequest, (body, context) =>
-    Effect.gen(function* () {
+  routeWithBody(
+    "POST",
+    "/functions/v1/signInWithOTP",
+    SignInWithOtpRequest,
+    Effect.fnUntraced(function* (body, context) {
       const signIn = yield* PhoneSignIn
       const sent = yield* signIn.sendCode(body.phone, context.clientIp)
       const reply: typeof SignInWithOtpResponse.Type = {
@@ -45,8 +48,11 @@ export const otpRoutes = [
       return { status: 200, body: reply }
     })
   ),
-  routeWithBody("POST", "/functions/v1/verifyOTP", VerifyOtpRequest, (body) =>
-    Effect.gen(function* () {
+  routeWithBody(
+    "POST",
+    "/functions/v1/verifyOTP",
+    VerifyOtpRequest,
+    Effect.fnUntraced(function* (body) {
       const signIn = yield* PhoneSignIn
       const session = yield* signIn.verifyCode(body.phone, body.token)
       const reply: typeof VerifyOtpResponse.Type = {
@@ -59,8 +65,10 @@ export const otpRoutes = [
       return { status: 200, body: reply }
     })
   ),
-  routeWithoutBody("GET", "/functions/v1/.well-known/jwks.json", () =>
-    Effect.gen(function* () {
+  routeWithoutBody(
+    "GET",
+    "/functions/v1/.well-known/jwks.json",
+    Effect.fnUntraced(function* () {
       const keys = yield* SigningKeys
       return { status: 200, body: keys.jwks, headers: { "cache-control": "public, max-age=300" } }
     })

@@ -11,8 +11,11 @@ const decodeDisperse = decoderOf(DisperseRequest)
 
 /** `POST /v1/:network/account/:address/payout/disperse` and `GET /v1/:network/account/:address/payout/:id`. */
 export const payoutRoutes = [
-  routeWithBody("POST", "/v1/:network/account/:address/payout/disperse", Schema.Unknown, (body, context) =>
-    Effect.gen(function* () {
+  routeWithBody(
+    "POST",
+    "/v1/:network/account/:address/payout/disperse",
+    Schema.Unknown,
+    Effect.fnUntraced(function* (body, context) {
       // The key first: without one, nothing about the account or the body is revealed.
       const key = yield* authenticateApiKey(context.request.headers["x-api-key"])
       const path = yield* decodePath(context.params)
@@ -28,8 +31,10 @@ export const payoutRoutes = [
       })
     })
   ),
-  routeWithoutBody("GET", "/v1/:network/account/:address/payout/:id", (context) =>
-    Effect.gen(function* () {
+  routeWithoutBody(
+    "GET",
+    "/v1/:network/account/:address/payout/:id",
+    Effect.fnUntraced(function* (context) {
       const key = yield* authenticateApiKey(context.request.headers["x-api-key"])
       const path = yield* decodePath(context.params)
       const payouts = yield* Payouts

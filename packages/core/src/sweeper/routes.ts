@@ -27,8 +27,10 @@ const lookup = (
   read: (lookups: SweeperLookups["Service"], context: RouteContext) => Effect.Effect<unknown, GatewayError>
 ): ReadonlyArray<Route<SweeperLookups | SweeperSettings>> => [
   {
-    ...routeWithoutBody("GET", path, (context) =>
-      Effect.gen(function* () {
+    ...routeWithoutBody(
+      "GET",
+      path,
+      Effect.fnUntraced(function* (context) {
         const settings = yield* SweeperSettings
         const body = yield* read(yield* SweeperLookups, context)
         return cacheableReply(context.request, body, `public, max-age=${settings.maxAgeSeconds}`)
