@@ -6,8 +6,8 @@
 // careful developer would write them by hand:
 // - every request: routing by method and path, a UUID for x-request-id, the body serialised per request
 //   (walletgate serialises per request too);
-// - POST signInWithOTP: the media type must be application/json, the body is read within 100 KiB, decoded as
-//   strict UTF-8 and JSON.parse'd (as walletgate reads a body no host parser took); the phone must be a
+// - POST signInWithOTP: the media type must be application/json, the body is read within 100 KiB (with
+//   walletgate's own `readBodyWithin`, so that both sides read it alike), decoded as strict UTF-8 and JSON.parse'd (as walletgate reads a body no host parser took); the phone must be a
 //   string of at most 32 characters that, once spaces, dashes, dots and brackets are removed, has the shape of
 //   a NANP test number (walletgate looks test phones up in its configuration; no libphonenumber either side).
 // Bare answers the measured requests only; a failed check gets a plain JSON error (never exercised).
@@ -17,6 +17,7 @@
 // per-phone and per-IP hourly counters in a Map. That is the same job, not framework overhead, so it is a
 // separate target ("bare + state"): it shows how much of the gap is walletgate's own work rather than cost.
 import { createHmac, randomBytes, randomUUID } from "node:crypto"
+import { type BodySource, readBodyWithin } from "@walletgate/core"
 import { JWKS_PATH, type Reference, SIGN_IN_PATH, TEST_CODE } from "./requests.ts"
 
 /** One answer of a bare server. */
@@ -34,12 +35,13 @@ export interface BareServer {
   readonly isSignIn: (method: string, path: string) => boolean
   readonly signIn: (
     contentType: string | undefined,
-    body: AsyncIterable<Uint8Array>,
+    body: BodySource,
     clientIp: string | undefined
   ) => Promise<BareAnswer>
 }
 
-const BODY_LIMIT = 100 * 1024
+/** The largest body a bare server reads, as walletgate's default. */
+export const BARE_BODY_LIMIT = 100 * 1024
 const HOUR_MS = 3_600_000
 const CODE_TTL_SECONDS = 300
 const RESEND_SECONDS = 60
@@ -59,18 +61,6 @@ const json = (status: number, body: unknown, cacheControl?: string): BareAnswer 
   body: JSON.stringify(body)
 })
 const refused = (status: number, error: string): BareAnswer => json(status, { error })
-
-/** Reads a body of at most `limit` bytes; `undefined` when it is larger. */
-const readWithin = async (body: AsyncIterable<Uint8Array>, limit: number): Promise<Buffer | undefined> => {
-  const chunks: Array<Uint8Array> = []
-  let size = 0
-  for await (const chunk of body) {
-    size += chunk.byteLength
-    if (size > limit) return undefined
-    chunks.push(chunk)
-  }
-  return Buffer.concat(chunks, size)
-}
 
 /** The code records and hourly counters of walletgate's in-memory ports, for one test phone's sign-in. */
 const otpState = () => {
@@ -114,8 +104,8 @@ export const bareServer = (reference: Reference, options: { readonly withState: 
       if ((contentType ?? "").split(";")[0]?.trim().toLowerCase() !== "application/json") {
         return refused(415, "expected application/json")
       }
-      const bytes = await readWithin(body, BODY_LIMIT)
-      if (bytes === undefined) return refused(413, "body too large")
+      const bytes = await readBodyWithin(body, BARE_BODY_LIMIT)
+      if (bytes.byteLength > BARE_BODY_LIMIT) return refused(413, "body too large")
       let parsed: unknown
       try {
         parsed = JSON.parse(utf8.decode(bytes))

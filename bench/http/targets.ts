@@ -16,7 +16,7 @@ import { walletgate as koaWalletgate } from "@walletgate/koa"
 import * as Layer from "effect/Layer"
 import express, { type Response as ExpressResponse } from "express"
 import Koa from "koa"
-import { type BareAnswer, type BareServer, bareServer } from "./bare.ts"
+import { BARE_BODY_LIMIT, type BareAnswer, type BareServer, bareServer } from "./bare.ts"
 import { MISSING_PATH, type Reference, testPhones } from "./requests.ts"
 
 /** Every server, by name. */
@@ -29,6 +29,8 @@ export const targetNames = [
   "bare Koa + state",
   "walletgate fetch (node:http bridge)",
   "walletgate handle (node:http)",
+  "bare fetch (node:http bridge)",
+  "bare fetch + state (node:http bridge)",
   "bare node:http",
   "bare node:http + state",
   "load ceiling (node:http, constant answer)"
@@ -135,10 +137,11 @@ const bareNode = (bare: BareServer): Server =>
   })
 
 /**
- * The smallest bridge from `node:http` to `gateway.fetch`: the body read into one buffer, the raw headers
- * copied into `Headers`, the `Response`'s status, headers and bytes written back.
+ * The smallest bridge from `node:http` to a fetch handler (`gateway.fetch`, or the bare one below): the body
+ * read into one buffer, the raw headers copied into `Headers`, the `Response`'s status, headers and bytes
+ * written back.
  */
-const fetchBridge = (gateway: Gateway): Server =>
+const fetchBridge = (handler: (request: Request) => Promise<Response>, bodyLimit: number): Server =>
   createServer((req, res) => {
     const toRequest = async () => {
       const method = req.method ?? "GET"
@@ -148,7 +151,7 @@ const fetchBridge = (gateway: Gateway): Server =>
       }
       // readBodyWithin makes a fresh Uint8Array, so its buffer is an ArrayBuffer, as `BodyInit` wants.
       const body = methodTakesBody(method)
-        ? ((await readBodyWithin(req, gateway.bodyLimit)) as Uint8Array<ArrayBuffer>)
+        ? ((await readBodyWithin(req, bodyLimit)) as Uint8Array<ArrayBuffer>)
         : undefined
       return new Request(`http://${req.headers.host ?? "127.0.0.1"}${req.url ?? "/"}`, {
         method,
@@ -157,13 +160,28 @@ const fetchBridge = (gateway: Gateway): Server =>
       })
     }
     toRequest()
-      .then((request) => gateway.fetch(request))
+      .then(handler)
       .then(async (response) => {
         writeNode(res, { status: response.status, headers: Object.fromEntries(response.headers) })
         res.end(Buffer.from(await response.arrayBuffer()))
       })
       .catch(() => res.destroy())
   })
+
+/**
+ * The bare logic as a hand-written fetch handler: `Request` in, `Response` out. Like `gateway.fetch`, it has
+ * no client IP (a `Request` carries none), so the "+ state" variant keeps the per-phone counter only, as
+ * walletgate does then.
+ */
+const bareFetch =
+  (bare: BareServer) =>
+  async (request: Request): Promise<Response> => {
+    const { pathname } = new URL(request.url)
+    const answer = bare.isSignIn(request.method, pathname)
+      ? await bare.signIn(request.headers.get("content-type") ?? undefined, request.body ?? [], undefined)
+      : bare.answer(request.method, pathname)
+    return new Response(answer.body, { status: answer.status, headers: answer.headers })
+  }
 
 /** `node:http` straight to `gateway.handle`, as an adapter for bare `node:http` would be written. */
 const handleBridge = (gateway: Gateway): Server =>
@@ -221,7 +239,7 @@ export const startTarget = async (name: TargetName, reference: Reference): Promi
     }
     case "walletgate fetch (node:http bridge)": {
       const gateway = await benchGateway()
-      return listen(fetchBridge(gateway), gateway.dispose)
+      return listen(fetchBridge(gateway.fetch, gateway.bodyLimit), gateway.dispose)
     }
     case "walletgate handle (node:http)": {
       const gateway = await benchGateway()
@@ -235,6 +253,10 @@ export const startTarget = async (name: TargetName, reference: Reference): Promi
       return listen(bareKoa(bare(false)))
     case "bare Koa + state":
       return listen(bareKoa(bare(true)))
+    case "bare fetch (node:http bridge)":
+      return listen(fetchBridge(bareFetch(bare(false)), BARE_BODY_LIMIT))
+    case "bare fetch + state (node:http bridge)":
+      return listen(fetchBridge(bareFetch(bare(true)), BARE_BODY_LIMIT))
     case "bare node:http":
       return listen(bareNode(bare(false)))
     case "bare node:http + state":

@@ -5,6 +5,7 @@
 // all of them alike; each figure is the median of the runs.
 import { type ChildProcess, spawn } from "node:child_process"
 import { once } from "node:events"
+import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { embeddedPorts, makeGateway } from "@walletgate/core"
 import { type LoadResult, type LoadSettings, load } from "./load.ts"
@@ -41,7 +42,14 @@ export interface ThroughputRow {
   readonly requestsPerSecond: number
   readonly p50Ms: number
   readonly p99Ms: number
-  readonly runs: ReadonlyArray<LoadResult>
+  /** The server's CPU time per request (user + system, GC threads included), in µs; `undefined` off Linux. */
+  readonly cpuMicrosecondsPerRequest: number | undefined
+  readonly runs: ReadonlyArray<MeasuredRun>
+}
+
+/** One load run, with the CPU time the server spent on it. */
+export interface MeasuredRun extends LoadResult {
+  readonly cpuMicrosecondsPerRequest: number | undefined
 }
 
 const serveScript = fileURLToPath(new URL("./serve.ts", import.meta.url))
@@ -62,6 +70,23 @@ export const referenceAnswers = async (): Promise<Reference> => {
 interface Child {
   readonly origin: string
   readonly stop: () => Promise<void>
+  /** CPU time the child has used so far (user + system, all its threads), in µs; `undefined` off Linux. */
+  readonly cpuMicroseconds: () => number | undefined
+}
+
+const CLOCK_TICKS_PER_SECOND = 100
+
+/** A process's CPU time from `/proc/<pid>/stat` (utime and stime, fields 14 and 15, in clock ticks). */
+const cpuMicrosecondsOf = (pid: number | undefined): number | undefined => {
+  if (pid === undefined || process.platform !== "linux") return undefined
+  try {
+    // The command name (field 2) may hold spaces, so the fields are counted after its closing bracket.
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? []
+    const ticks = Number(fields[11]) + Number(fields[12])
+    return Number.isFinite(ticks) ? (ticks * 1_000_000) / CLOCK_TICKS_PER_SECOND : undefined
+  } catch {
+    return undefined
+  }
 }
 
 const startChild = async (name: TargetName, reference: Reference): Promise<Child> => {
@@ -102,7 +127,7 @@ const startChild = async (name: TargetName, reference: Reference): Promise<Child
     await stop()
     throw error
   })
-  return { origin: `http://127.0.0.1:${port}`, stop }
+  return { origin: `http://127.0.0.1:${port}`, stop, cpuMicroseconds: () => cpuMicrosecondsOf(child.pid) }
 }
 
 /**
@@ -149,7 +174,7 @@ export const measureThroughput = async (
 ): Promise<ReadonlyArray<ThroughputRow>> => {
   const requestsOf = (target: Target) =>
     measuredRequests.filter((request) => target.only === undefined || target.only.includes(request.name))
-  const runs = new Map<string, Array<LoadResult>>()
+  const runs = new Map<string, Array<MeasuredRun>>()
   const shapes = new Map<string, { readonly target: TargetName; readonly shape: string }>()
   const key = (target: TargetName, request: MeasuredRequest) => `${target}\u0000${request.name}`
   for (let run = 1; run <= settings.runs; run++) {
@@ -172,7 +197,16 @@ export const measureThroughput = async (
             }
           }
           await load(child.origin, request, { ...settings, durationSeconds: settings.warmUpSeconds }, next)
-          const result = checked(target.name, request, await load(child.origin, request, settings, next))
+          const cpuBefore = child.cpuMicroseconds()
+          const measured = checked(target.name, request, await load(child.origin, request, settings, next))
+          const cpuAfter = child.cpuMicroseconds()
+          const result: MeasuredRun = {
+            ...measured,
+            cpuMicrosecondsPerRequest:
+              cpuBefore === undefined || cpuAfter === undefined
+                ? undefined
+                : (cpuAfter - cpuBefore) / measured.responses
+          }
           runs.set(key(target.name, request), [...(runs.get(key(target.name, request)) ?? []), result])
         }
         // Past the last test phone a sign-in would be a real one (other work): no run may get there.
@@ -191,6 +225,9 @@ export const measureThroughput = async (
         requestsPerSecond: median(results.map((result) => result.requestsPerSecond)),
         p50Ms: median(results.map((result) => result.p50Ms)),
         p99Ms: median(results.map((result) => result.p99Ms)),
+        cpuMicrosecondsPerRequest: results.every((result) => result.cpuMicrosecondsPerRequest !== undefined)
+          ? median(results.map((result) => result.cpuMicrosecondsPerRequest ?? Number.NaN))
+          : undefined,
         runs: results
       }
     })

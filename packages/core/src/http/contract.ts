@@ -59,23 +59,14 @@ const BODYLESS_METHODS = new Set(["GET", "HEAD", "DELETE", "OPTIONS"])
 /** Whether an adapter should read a body for this method (GET, HEAD, DELETE and OPTIONS carry none here). */
 export const methodTakesBody = (method: string): boolean => !BODYLESS_METHODS.has(method.toUpperCase())
 
-/**
- * Reads a body stream into bytes, stopping as soon as it exceeds `limit`: the result is then
- * `limit + 1` bytes long, which the core answers with 413. Adapters use it so that no adapter ever
- * buffers more than the limit.
- */
-export const readBodyWithin = async (
-  source: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>,
-  limit: number
-): Promise<Uint8Array> => {
-  const chunks: Array<Uint8Array> = []
-  let size = 0
-  for await (const chunk of source) {
-    const bytes = typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk
-    chunks.push(bytes)
-    size += bytes.byteLength
-    if (size > limit) break
-  }
+/** A body as adapters hand it to {@link readBodyWithin}: an (async) iterable of chunks, a Node stream among them. */
+export type BodySource = AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>
+
+const encoder = new TextEncoder()
+const bytesOf = (chunk: Uint8Array | string): Uint8Array => (typeof chunk === "string" ? encoder.encode(chunk) : chunk)
+
+/** The chunks joined, cut at `limit + 1` bytes. */
+const joinWithin = (chunks: ReadonlyArray<Uint8Array>, size: number, limit: number): Uint8Array => {
   const out = new Uint8Array(Math.min(size, limit + 1))
   let offset = 0
   for (const chunk of chunks) {
@@ -86,6 +77,23 @@ export const readBodyWithin = async (
     offset += part.byteLength
   }
   return out
+}
+
+/**
+ * Reads a body into bytes, stopping as soon as it exceeds `limit`: the result is then `limit + 1` bytes
+ * long, which the core answers with 413. Adapters use it so that no adapter ever buffers more than the
+ * limit. A Node stream (an `IncomingMessage`) is an async iterable: leaving it early destroys it.
+ */
+export const readBodyWithin = async (source: BodySource, limit: number): Promise<Uint8Array> => {
+  const chunks: Array<Uint8Array> = []
+  let size = 0
+  for await (const chunk of source) {
+    const bytes = bytesOf(chunk)
+    chunks.push(bytes)
+    size += bytes.byteLength
+    if (size > limit) break
+  }
+  return joinWithin(chunks, size, limit)
 }
 
 /** A running walletgate: what adapters mount. Build one with `makeGateway`. */

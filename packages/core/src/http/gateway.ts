@@ -216,7 +216,7 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
     request.headers.forEach((value, name) => {
       headers[name] = value
     })
-    const rawBody = request.body === null ? undefined : await readBodyWithin(chunks(request.body), bodyLimit)
+    const rawBody = request.body === null ? undefined : await readBodyWithin(request.body, bodyLimit)
     const response = await handle({
       method: request.method,
       path: url.pathname,
@@ -234,19 +234,5 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
     bodyLimit,
     ready: () => runtime.runPromise(Effect.void),
     dispose: () => runtime.dispose()
-  }
-}
-
-async function* chunks(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
-  const reader = stream.getReader()
-  try {
-    while (true) {
-      const { done, value } = await reader.read()
-      if (done) return
-      yield value
-    }
-  } finally {
-    await reader.cancel().catch(() => undefined)
-    reader.releaseLock()
   }
 }

@@ -1,6 +1,14 @@
-import { embeddedPorts, makeGateway, OtpPolicy, readBodyWithin, SigningKeys } from "@walletgate/core"
+import { PassThrough, Readable } from "node:stream"
+import {
+  embeddedPorts,
+  makeGateway,
+  OtpPolicy,
+  readBodyWithin,
+  SigningKeys,
+  singleValuedHeaders
+} from "@walletgate/core"
 import { SmsOutbox } from "@walletgate/core/testing"
-import { Layer } from "effect"
+import { Layer, Logger, References } from "effect"
 import { describe, expect, it } from "vitest"
 
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) => ({
@@ -10,6 +18,8 @@ const post = (path: string, body: unknown, headers: Record<string, string> = {})
   headers: { "content-type": "application/json", ...headers },
   rawBody: new TextEncoder().encode(JSON.stringify(body))
 })
+
+const get = (path: string) => ({ method: "GET", path, query: new URLSearchParams(), headers: {} })
 
 describe("makeGateway", () => {
   it("takes a port from a later layer over the embedded one", async () => {
@@ -79,5 +89,105 @@ describe("readBodyWithin", () => {
 
   it("keeps strings as UTF-8", async () => {
     expect(new TextDecoder().decode(await readBodyWithin(["hé", "llo"], 100))).toBe("héllo")
+  })
+})
+
+describe("readBodyWithin on a Node stream", () => {
+  const stream = (...chunks: Array<string>) => Readable.from(chunks.map((chunk) => Buffer.from(chunk)))
+
+  it("reads every chunk through to the end", async () => {
+    expect(new TextDecoder().decode(await readBodyWithin(stream('{"phone":', '"+14155552671"}'), 100))).toBe(
+      '{"phone":"+14155552671"}'
+    )
+  })
+
+  it("stops one byte past the limit and destroys the stream", async () => {
+    const source = new PassThrough()
+    const read = readBodyWithin(source, 5)
+    source.write(Buffer.from("abc"))
+    source.write(Buffer.from("defgh"))
+    const body = await read
+    expect(new TextDecoder().decode(body)).toBe("abcdef")
+    expect(source.destroyed).toBe(true)
+  })
+
+  it("rejects when the stream fails or closes before its end", async () => {
+    const failing = new PassThrough()
+    const failed = readBodyWithin(failing, 100)
+    failing.destroy(new Error("connection reset"))
+    await expect(failed).rejects.toThrow("connection reset")
+    const closing = new PassThrough()
+    const closed = readBodyWithin(closing, 100)
+    closing.write("partial")
+    closing.destroy()
+    await expect(closed).rejects.toThrow()
+  })
+
+  it("answers an empty body for a stream a host already read", async () => {
+    const consumed = stream("gone")
+    for await (const _ of consumed) {
+      // drained, as a host body parser would
+    }
+    expect((await readBodyWithin(consumed, 100)).byteLength).toBe(0)
+  })
+})
+
+describe("singleValuedHeaders", () => {
+  it("hands back the host's own object when no field is repeated", () => {
+    const headers = { host: "example.com", "content-type": "application/json" }
+    expect(singleValuedHeaders(headers)).toBe(headers)
+  })
+
+  it("joins repeated fields with a comma", () => {
+    expect(singleValuedHeaders({ host: "example.com", "x-tag": ["a", "b"], gone: undefined })).toEqual({
+      host: "example.com",
+      "x-tag": "a, b"
+    })
+  })
+})
+
+describe("request logging", () => {
+  const capture = () => {
+    const lines: Array<{ message: unknown; level: string; annotations: Record<string, unknown> }> = []
+    const logger = Logger.make((options) => {
+      lines.push({
+        message: options.message,
+        level: options.logLevel,
+        annotations: { ...options.fiber.getRef(References.CurrentLogAnnotations) }
+      })
+    })
+    return { lines, logger }
+  }
+
+  it("logs one line per request with its id, status and path, and annotates the route's own lines", async () => {
+    const { lines, logger } = capture()
+    const gateway = makeGateway({
+      ports: embeddedPorts({ otp: { testPhones: { "+14155550100": "123456" } } }),
+      loggers: [logger]
+    })
+    await gateway.handle({ ...get("/v1/no-such-endpoint"), headers: { "x-request-id": "req-404" } })
+    await gateway.handle({
+      ...post("/functions/v1/signInWithOTP", { phone: "+14155550100" }),
+      headers: { "content-type": "application/json", "x-request-id": "req-sign-in" }
+    })
+    const requests = lines.filter((line) => String(line.message).includes("walletgate: request"))
+    expect(requests.map((line) => line.annotations)).toEqual([
+      expect.objectContaining({ requestId: "req-404", status: 404, method: "GET", path: "/v1/no-such-endpoint" }),
+      expect.objectContaining({ requestId: "req-sign-in", status: 200, method: "POST" })
+    ])
+    const sent = lines.find((line) => String(line.message).includes("sign-in code sent"))
+    expect(sent?.annotations).toMatchObject({ requestId: "req-sign-in", phone: expect.stringMatching(/^\*+0100$/) })
+    await gateway.dispose()
+  })
+
+  it("writes no request line below the minimum level, and still logs the warnings above it", async () => {
+    const { lines, logger } = capture()
+    const gateway = makeGateway({
+      ports: Layer.mergeAll(embeddedPorts(), Layer.succeed(References.MinimumLogLevel, "Warn")),
+      loggers: [logger]
+    })
+    await gateway.handle(get("/v1/no-such-endpoint"))
+    expect(lines.filter((line) => String(line.message).includes("walletgate: request"))).toEqual([])
+    await gateway.dispose()
   })
 })
