@@ -1,4 +1,4 @@
-import { createHmac } from "node:crypto"
+import { createHmac, createSecretKey } from "node:crypto"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -64,14 +64,16 @@ export class PhoneSignIn extends Context.Service<
       const keys = yield* SigningKeys
       const random = yield* SecureRandom
       const secret = policy.codeSecret ?? Buffer.from(yield* random.bytes(32)).toString("hex")
+      // Prepared once: a string key would be turned into a key object again for every code.
+      const secretKey = createSecretKey(Buffer.from(secret, "utf8"))
       const withRandom = Effect.provideService(SecureRandom, random)
       const hashCode = (phone: PhoneE164, code: string) =>
-        createHmac("sha256", secret).update(`${phone}:${code}`).digest("hex")
+        createHmac("sha256", secretKey).update(`${phone}:${code}`).digest("hex")
 
       // Configured test numbers skip the NANP rules (they are often fictional 555 numbers) but nothing else.
       const toPhone = (input: string) => {
         const compact = input.replace(/[\s\-().]/g, "")
-        return compact in policy.testPhones
+        return policy.testPhones.has(compact)
           ? Effect.succeed(PhoneE164.make(compact))
           : parsePhone(input, policy.regions)
       }
@@ -79,7 +81,7 @@ export class PhoneSignIn extends Context.Service<
       const sendCode = Effect.fnUntraced(function* (input: string, clientIp: string | undefined) {
         const phone = yield* toPhone(input)
         const now = yield* Clock.currentTimeMillis
-        const testCode = policy.testPhones[phone]
+        const testCode = policy.testPhones.get(phone)
         const code = testCode ?? (yield* withRandom(randomDigits(6)))
         const codeHash = hashCode(phone, code)
         const issued = yield* store.issue(

@@ -34,8 +34,14 @@ export interface OtpPolicyOptions {
   readonly message?: (code: string, ttlMinutes: number) => string
 }
 
-/** {@link OtpPolicyOptions} with every default applied and every bound checked. */
-export type OtpPolicyValues = Required<Omit<OtpPolicyOptions, "codeSecret">> & { readonly codeSecret?: string }
+/**
+ * {@link OtpPolicyOptions} with every default applied and every bound checked. Test phones are a map of
+ * their own entries only, so that no inherited property (`"toString"`, `"__proto__"`) passes for one.
+ */
+export type OtpPolicyValues = Required<Omit<OtpPolicyOptions, "codeSecret" | "testPhones">> & {
+  readonly codeSecret?: string
+  readonly testPhones: ReadonlyMap<string, string>
+}
 
 /** The phone sign-in rules in force. */
 export class OtpPolicy extends Context.Service<OtpPolicy, OtpPolicyValues>()("@walletgate/core/OtpPolicy") {
@@ -53,8 +59,8 @@ const positive = (name: string, value: number, max = Number.MAX_SAFE_INTEGER): n
 
 /** Applies the defaults of {@link OtpPolicyOptions} and checks its bounds. */
 export const resolveOtpPolicy = (options: OtpPolicyOptions): OtpPolicyValues => {
-  const testPhones = options.testPhones ?? {}
-  for (const [phone, code] of Object.entries(testPhones)) {
+  const testPhones = new Map(Object.entries(options.testPhones ?? {}))
+  for (const [phone, code] of testPhones) {
     if (!/^\+1[2-9]\d{2}[2-9]\d{6}$/.test(phone)) {
       throw new RangeError(`otp.testPhones: ${phone} is not an E.164 NANP number such as +15005550006`)
     }

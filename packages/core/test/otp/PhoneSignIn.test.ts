@@ -232,6 +232,16 @@ describe("PhoneSignIn", () => {
     }).pipe(Effect.provide(setup({ testPhones: { "+15005550006": "424242" } })))
   )
 
+  it.effect("names every object inherits are not test phones", () =>
+    Effect.gen(function* () {
+      const signIn = yield* PhoneSignIn
+      for (const name of ["toString", "__proto__", "constructor", "hasOwnProperty"]) {
+        assert.strictEqual(failureTag(yield* Effect.exit(signIn.sendCode(name, "192.0.2.1"))), "InvalidPhone")
+        assert.strictEqual(failureTag(yield* Effect.exit(signIn.verifyCode(name, "123456"))), "InvalidPhone")
+      }
+    }).pipe(Effect.provide(setup({ testPhones: { "+15005550006": "424242" } })))
+  )
+
   it.effect("codes come from the injected random source", () =>
     Effect.gen(function* () {
       const signIn = yield* PhoneSignIn
