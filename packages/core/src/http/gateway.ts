@@ -2,6 +2,7 @@ import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
 import type * as Layer from "effect/Layer"
 import * as LogLevel from "effect/LogLevel"
 import * as ManagedRuntime from "effect/ManagedRuntime"
@@ -120,32 +121,43 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
   const route = makeRouter(options.routes)
   // The same document for every unknown path, so it is written once.
   const notFound = problemAnswer(new RouteNotFound())
-  let logging: { readonly services: Context.Context<R>; readonly logging: Logging } | undefined
 
-  /** The route's answer, problems included; fails only with a defect. */
-  const routeAnswer = (found: Route<R>, request: GatewayRequest, context: RouteContext) => {
-    const body = found.accepts.length === 0 ? Result.succeed(undefined) : parseBody(found.accepts, request, bodyLimit)
-    const replied: Effect.Effect<GatewayResponse, never, R> = (
-      Result.isSuccess(body) ? Effect.map(found.run(body.success, context), replyResponse) : Effect.fail(body.failure)
-    ).pipe(
-      Effect.catch((error: GatewayError) => {
-        const problem = problemFor(error)
-        const response = problemResponse(problem.document, problem.headers)
-        // Outages are the operator's to see; error fields name what failed and never hold a secret.
-        return problem.document.status >= 500
-          ? Effect.as(Effect.logWarning(`walletgate: ${problem.document.code}`, error), response)
-          : Effect.succeed(response)
-      })
-    )
-    const { answerHeaders } = found
-    return answerHeaders === undefined
-      ? replied
-      : Effect.flatMap(replied, (response) =>
-          Effect.map(answerHeaders(context), (headers) => ({
-            ...response,
-            headers: { ...response.headers, ...headers }
-          }))
+  /**
+   * The answer to a route's outcome, plain code: its reply, or the problem its error maps to, with the route's
+   * own headers on top. A defect (a bug) is logged and answered 500 without a detail.
+   */
+  const outcomeAnswer = (
+    outcome: Exit.Exit<Reply, GatewayError>,
+    extraHeaders: Readonly<Record<string, string>> | undefined,
+    run: Running,
+    requestId: string
+  ): GatewayResponse => {
+    let response: GatewayResponse
+    if (Exit.isSuccess(outcome)) {
+      response = replyResponse(outcome.value)
+    } else {
+      // As `Effect.catch` decides: a cause with a defect is a defect, else its first failure is the answer.
+      const error = Cause.hasDies(outcome.cause) ? undefined : Cause.findError(outcome.cause)
+      if (error === undefined || Result.isFailure(error)) {
+        runtime.runFork(
+          Effect.logError("walletgate: unexpected failure", Cause.pretty(outcome.cause)).pipe(
+            Effect.annotateLogs({ requestId })
+          )
         )
+        return problemResponse(internalErrorDocument)
+      }
+      const problem = problemFor(error.success)
+      response = problemResponse(problem.document, problem.headers)
+      // Outages are the operator's to see; error fields name what failed and never hold a secret.
+      if (problem.document.status >= 500 && run.logging.any) {
+        run.runFork(
+          Effect.logWarning(`walletgate: ${problem.document.code}`, error.success).pipe(
+            Effect.annotateLogs({ requestId })
+          )
+        )
+      }
+    }
+    return extraHeaders === undefined ? response : { ...response, headers: { ...response.headers, ...extraHeaders } }
   }
 
   const finish = (response: GatewayResponse, requestId: string): GatewayResponse => ({
@@ -172,8 +184,17 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
       )
     )
 
-  const answer = (request: GatewayRequest, log: Logging): Promise<GatewayResponse> => {
-    const started = performance.now()
+  /** Runs effects on the built services. */
+  interface Running {
+    readonly services: Context.Context<R>
+    readonly logging: Logging
+    readonly runFork: <A, X>(effect: Effect.Effect<A, X, R>) => Fiber.Fiber<A, X>
+  }
+  let running: Running | undefined
+
+  const answer = (request: GatewayRequest, run: Running): Promise<GatewayResponse> => {
+    const log = run.logging
+    const started = log.requests ? performance.now() : 0
     const offered = request.headers["x-request-id"]
     const requestId = offered !== undefined && REQUEST_ID.test(offered) ? offered : crypto.randomUUID()
     const match = route(request.method.toUpperCase(), request.path)
@@ -184,16 +205,45 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
     if (match._tag === "NotFound") return Promise.resolve(done(notFound))
     if (match._tag === "WrongMethod")
       return Promise.resolve(done(problemAnswer(new MethodNotAllowed({ allow: match.allow }))))
+    const found = match.route
     const context: RouteContext = { request, params: match.params, requestId, clientIp: request.remoteAddress }
-    const program = routeAnswer(match.route, request, context)
-    return runtime.runPromiseExit(log.any ? Effect.annotateLogs(program, { requestId }) : program).then((exit) => {
-      if (Exit.isSuccess(exit)) return done(exit.value)
-      runtime.runFork(
-        Effect.logError("walletgate: unexpected failure", Cause.pretty(exit.cause)).pipe(
-          Effect.annotateLogs({ requestId })
-        )
-      )
-      return done(problemResponse(internalErrorDocument))
+    const body = found.accepts.length === 0 ? Result.succeed(undefined) : parseBody(found.accepts, request, bodyLimit)
+    const { answerHeaders } = found
+    // A body refused before the route runs needs no fiber, unless the route adds headers to every answer.
+    if (Result.isFailure(body) && answerHeaders === undefined) {
+      return Promise.resolve(done(outcomeAnswer(Exit.fail(body.failure), undefined, run, requestId)))
+    }
+    const outcome: Effect.Effect<Reply, GatewayError, R> = Result.isSuccess(body)
+      ? found.run(body.success, context)
+      : Effect.fail(body.failure)
+    const annotated = <A, X>(effect: Effect.Effect<A, X, R>) =>
+      log.any ? Effect.annotateLogs(effect, { requestId }) : effect
+    // One fiber and one promise per request: the fiber's observer settles it, at once when the route ran
+    // synchronously. Whatever happens, the promise resolves with an answer.
+    return new Promise((resolve) => {
+      const settle = (outcome: Exit.Exit<Reply, GatewayError>, extraHeaders?: Readonly<Record<string, string>>) => {
+        try {
+          resolve(done(outcomeAnswer(outcome, extraHeaders, run, requestId)))
+        } catch {
+          resolve(problemResponse(internalErrorDocument))
+        }
+      }
+      try {
+        if (answerHeaders === undefined) {
+          run.runFork(annotated(outcome)).addObserver((exit) => settle(exit))
+        } else {
+          const withHeaders = Effect.flatMap(Effect.exit(outcome), (exit) =>
+            Effect.map(answerHeaders(context), (headers) => ({ exit, headers }))
+          )
+          run
+            .runFork(annotated(withHeaders))
+            .addObserver((exit) =>
+              Exit.isSuccess(exit) ? settle(exit.value.exit, exit.value.headers) : settle(Exit.failCause(exit.cause))
+            )
+        }
+      } catch {
+        resolve(problemResponse(internalErrorDocument))
+      }
     })
   }
 
@@ -206,8 +256,16 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
         () => problemResponse(internalErrorDocument)
       )
     }
-    if (logging?.services !== services) logging = { services, logging: loggingOf(services) }
-    return answer(request, logging.logging).catch(() => problemResponse(internalErrorDocument))
+    if (running?.services !== services) {
+      const runFork = Effect.runForkWith(services)
+      running = { services, logging: loggingOf(services), runFork: (effect) => runFork(effect) }
+    }
+    try {
+      return answer(request, running)
+    } catch {
+      // A bug before the route's effect started (its own failures are answered inside `answer`).
+      return Promise.resolve(problemResponse(internalErrorDocument))
+    }
   }
 
   const fetchHandler = async (request: Request): Promise<Response> => {

@@ -59,13 +59,26 @@ export const routeWithBody = <A, R>(
   handler: (body: A, context: RouteContext) => Effect.Effect<Reply, GatewayError, R>,
   accepts: ReadonlyArray<BodyMedia> = ["application/json"]
 ): Route<R> => {
-  const decode = decoderOf(schema)
+  const decode = resultDecoderOf(schema)
   return {
     method,
     path,
     accepts,
-    run: (body, context) => Effect.flatMap(decode(body), (decoded) => handler(decoded, context))
+    run: (body, context) => {
+      const decoded = decode(body)
+      return Result.isSuccess(decoded) ? handler(decoded.success, context) : Effect.fail(decoded.failure)
+    }
   }
+}
+
+/** Decodes request data, or says every field problem; plain code, for the request path. */
+const resultDecoderOf = <A>(schema: BodySchema<A>) => {
+  const decode = Schema.decodeUnknownResult(schema)
+  return (input: unknown): Result.Result<A, InvalidRequest> =>
+    Result.mapError(
+      decode(input, { errors: "all" }),
+      (error) => new InvalidRequest({ errors: fieldProblems(error.issue) })
+    )
 }
 
 /**
@@ -73,13 +86,8 @@ export const routeWithBody = <A, R>(
  * routes that must authenticate before they look at the body.
  */
 export const decoderOf = <A>(schema: BodySchema<A>) => {
-  const decode = Schema.decodeUnknownResult(schema)
-  return (input: unknown): Effect.Effect<A, InvalidRequest> => {
-    const decoded = decode(input, { errors: "all" })
-    return Result.isSuccess(decoded)
-      ? Effect.succeed(decoded.success)
-      : Effect.fail(new InvalidRequest({ errors: fieldProblems(decoded.failure.issue) }))
-  }
+  const decode = resultDecoderOf(schema)
+  return (input: unknown): Effect.Effect<A, InvalidRequest> => Effect.fromResult(decode(input))
 }
 
 // Messages never include the input: a refused field may hold a code, a key or a token.

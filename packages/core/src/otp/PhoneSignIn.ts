@@ -13,7 +13,7 @@ import { RateLimiter } from "../ratelimit/RateLimiter"
 import type { StoreUnavailable } from "../state/errors"
 import { type InvalidPhone, OtpInvalid, RateLimited, SmsDeliveryFailed } from "./errors"
 import { OtpStore } from "./OtpStore"
-import { maskPhone, PhoneE164, parsePhone } from "./phone"
+import { maskPhone, type PhoneE164, parsePhone } from "./phone"
 import { OtpPolicy } from "./policy"
 import { SmsSender } from "./SmsSender"
 
@@ -72,16 +72,14 @@ export class PhoneSignIn extends Context.Service<
 
       // Configured test numbers skip the NANP rules (they are often fictional 555 numbers) but nothing else.
       const toPhone = (input: string) => {
-        const compact = input.replace(/[\s\-().]/g, "")
-        return policy.testPhones.has(compact)
-          ? Effect.succeed(PhoneE164.make(compact))
-          : parsePhone(input, policy.regions)
+        const test = policy.testPhones.get(input.replace(/[\s\-().]/g, ""))
+        return test === undefined ? parsePhone(input, policy.regions) : Effect.succeed(test.phone)
       }
 
       const sendCode = Effect.fnUntraced(function* (input: string, clientIp: string | undefined) {
         const phone = yield* toPhone(input)
         const now = yield* Clock.currentTimeMillis
-        const testCode = policy.testPhones.get(phone)
+        const testCode = policy.testPhones.get(phone)?.code
         const code = testCode ?? (yield* withRandom(randomDigits(6)))
         const codeHash = hashCode(phone, code)
         const issued = yield* store.issue(
@@ -95,14 +93,16 @@ export class PhoneSignIn extends Context.Service<
         )
         if (issued._tag === "ResendTooSoon") return yield* rateLimited(issued.retryAfterMs)
 
-        const decisions = [yield* limiter.consume(`otp:send:phone:${phone}`, policy.sendsPerPhonePerHour, HOUR_MS, now)]
-        if (clientIp !== undefined) {
-          decisions.push(yield* limiter.consume(`otp:send:ip:${clientIp}`, policy.sendsPerIpPerHour, HOUR_MS, now))
-        }
-        const waits = decisions.flatMap((decision) => (decision.allowed ? [] : [decision.retryAfterMs]))
-        if (waits.length > 0) {
+        const perPhone = yield* limiter.consume(`otp:send:phone:${phone}`, policy.sendsPerPhonePerHour, HOUR_MS, now)
+        const perIp =
+          clientIp === undefined
+            ? perPhone
+            : yield* limiter.consume(`otp:send:ip:${clientIp}`, policy.sendsPerIpPerHour, HOUR_MS, now)
+        if (!perPhone.allowed || !perIp.allowed) {
           yield* store.withdraw(phone, codeHash)
-          return yield* rateLimited(Math.max(...waits))
+          return yield* rateLimited(
+            Math.max(perPhone.allowed ? 0 : perPhone.retryAfterMs, perIp.allowed ? 0 : perIp.retryAfterMs)
+          )
         }
 
         if (testCode === undefined) {
@@ -121,7 +121,7 @@ export class PhoneSignIn extends Context.Service<
             )
           )
         }
-        yield* logAnnotated("Info", "walletgate: sign-in code sent", { phone: maskPhone(phone) })
+        yield* logAnnotated("Info", "walletgate: sign-in code sent", () => ({ phone: maskPhone(phone) }))
         return { expiresIn: policy.codeTtlSeconds, resendAfter: policy.resendIntervalSeconds }
       })
 
@@ -139,7 +139,7 @@ export class PhoneSignIn extends Context.Service<
           ttlSeconds: policy.sessionTtlSeconds,
           extra: { phone_number: user.phone }
         })
-        yield* logAnnotated("Info", "walletgate: phone verified", { phone: maskPhone(phone) })
+        yield* logAnnotated("Info", "walletgate: phone verified", () => ({ phone: maskPhone(phone) }))
         return { accessToken: token, expiresIn: policy.sessionTtlSeconds, expiresAt, user }
       })
 

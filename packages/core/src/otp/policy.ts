@@ -1,6 +1,7 @@
 import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
-import { defaultPhoneRegions, type PhoneRegion } from "./phone"
+import * as Schema from "effect/Schema"
+import { defaultPhoneRegions, PhoneE164, type PhoneRegion } from "./phone"
 
 /** The rules of phone sign-in (DESIGN §4). Every field has a safe default. */
 export interface OtpPolicyOptions {
@@ -40,7 +41,13 @@ export interface OtpPolicyOptions {
  */
 export type OtpPolicyValues = Required<Omit<OtpPolicyOptions, "codeSecret" | "testPhones">> & {
   readonly codeSecret?: string
-  readonly testPhones: ReadonlyMap<string, string>
+  readonly testPhones: ReadonlyMap<string, TestPhone>
+}
+
+/** A configured test phone: its number, checked once at start, and its fixed code. */
+export interface TestPhone {
+  readonly phone: PhoneE164
+  readonly code: string
 }
 
 /** The phone sign-in rules in force. */
@@ -59,12 +66,13 @@ const positive = (name: string, value: number, max = Number.MAX_SAFE_INTEGER): n
 
 /** Applies the defaults of {@link OtpPolicyOptions} and checks its bounds. */
 export const resolveOtpPolicy = (options: OtpPolicyOptions): OtpPolicyValues => {
-  const testPhones = new Map(Object.entries(options.testPhones ?? {}))
-  for (const [phone, code] of testPhones) {
-    if (!/^\+1[2-9]\d{2}[2-9]\d{6}$/.test(phone)) {
+  const testPhones = new Map<string, TestPhone>()
+  for (const [phone, code] of Object.entries(options.testPhones ?? {})) {
+    if (!Schema.is(PhoneE164)(phone)) {
       throw new RangeError(`otp.testPhones: ${phone} is not an E.164 NANP number such as +15005550006`)
     }
     if (!/^\d{6}$/.test(code)) throw new RangeError(`otp.testPhones: the code of ${phone} is not 6 digits`)
+    testPhones.set(phone, { phone, code })
   }
   return {
     codeTtlSeconds: positive("codeTtlSeconds", options.codeTtlSeconds ?? 300, 600),

@@ -31,6 +31,13 @@ export const VerifyOtpResponse = Schema.Struct({
   user: Schema.Struct({ id: Schema.String, phone: Schema.String })
 })
 
+const JWKS_HEADERS = { "cache-control": "public, max-age=300" }
+const jwksReply = Effect.map(Effect.service(SigningKeys), (keys) => ({
+  status: 200,
+  body: keys.jwks,
+  headers: JWKS_HEADERS
+}))
+
 /** The phone sign-in endpoints and the JWKS that verifies the tokens they issue. */
 export const otpRoutes = [
   routeWithBody(
@@ -65,12 +72,5 @@ export const otpRoutes = [
       return { status: 200, body: reply }
     })
   ),
-  routeWithoutBody(
-    "GET",
-    "/functions/v1/.well-known/jwks.json",
-    Effect.fnUntraced(function* () {
-      const keys = yield* SigningKeys
-      return { status: 200, body: keys.jwks, headers: { "cache-control": "public, max-age=300" } }
-    })
-  )
+  routeWithoutBody("GET", "/functions/v1/.well-known/jwks.json", () => jwksReply)
 ]

@@ -3,12 +3,14 @@ import {
   embeddedPorts,
   makeGateway,
   OtpPolicy,
+  OtpStore,
   readBodyWithin,
   SigningKeys,
+  StoreUnavailable,
   singleValuedHeaders
 } from "@walletgate/core"
 import { SmsOutbox } from "@walletgate/core/testing"
-import { Layer, Logger, References } from "effect"
+import { Effect, Layer, Logger, References } from "effect"
 import { describe, expect, it } from "vitest"
 
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) => ({
@@ -177,6 +179,49 @@ describe("request logging", () => {
     ])
     const sent = lines.find((line) => String(line.message).includes("sign-in code sent"))
     expect(sent?.annotations).toMatchObject({ requestId: "req-sign-in", phone: expect.stringMatching(/^\*+0100$/) })
+    await gateway.dispose()
+  })
+
+  /** The embedded ports with an OTP store whose every call ends as `outcome` does. */
+  const otpStoreThat = (outcome: Effect.Effect<never, StoreUnavailable>) =>
+    Layer.mergeAll(
+      embeddedPorts(),
+      Layer.succeed(OtpStore, OtpStore.of({ issue: () => outcome, withdraw: () => outcome, consume: () => outcome }))
+    )
+
+  it("answers a defect 500 with nothing of it in the body, and logs it as an error with the request id", async () => {
+    const { lines, logger } = capture()
+    const gateway = makeGateway({ ports: otpStoreThat(Effect.die(new Error("store exploded"))), loggers: [logger] })
+    const response = await gateway.handle({
+      ...post("/functions/v1/signInWithOTP", { phone: "+14155552671" }),
+      headers: { "content-type": "application/json", "x-request-id": "req-defect" }
+    })
+    expect(response.status).toBe(500)
+    expect(JSON.parse(response.body)).toMatchObject({ code: "internal_error" })
+    expect(response.body).not.toMatch(/exploded|at |Error:/)
+    expect(response.headers["x-request-id"]).toBe("req-defect")
+    const logged = lines.find((line) => line.level === "Error")
+    expect(String(logged?.message)).toMatch(/unexpected failure[\s\S]*store exploded/)
+    expect(logged?.annotations).toMatchObject({ requestId: "req-defect" })
+    await gateway.dispose()
+  })
+
+  it("answers an outage with its 5xx problem and logs it as a warning with the request id", async () => {
+    const { lines, logger } = capture()
+    const gateway = makeGateway({
+      ports: otpStoreThat(Effect.fail(new StoreUnavailable({ operation: "otp.issue" }))),
+      loggers: [logger]
+    })
+    const response = await gateway.handle({
+      ...post("/functions/v1/signInWithOTP", { phone: "+14155552671" }),
+      headers: { "content-type": "application/json", "x-request-id": "req-outage" }
+    })
+    expect(response.status).toBe(503)
+    expect(JSON.parse(response.body)).toMatchObject({ code: "store_unavailable" })
+    const warned = lines.find((line) => String(line.message).includes("walletgate: store_unavailable"))
+    expect(warned?.level).toBe("Warn")
+    expect(warned?.annotations).toMatchObject({ requestId: "req-outage" })
+    expect(lines.filter((line) => line.level === "Error")).toEqual([])
     await gateway.dispose()
   })
 
