@@ -12,12 +12,10 @@ export const logAnnotated = (
   message: string,
   annotate: () => Readonly<Record<string, unknown>>
 ): Effect.Effect<void> =>
-  Effect.flatMap(References.CurrentLoggers, (loggers) =>
-    Effect.flatMap(References.MinimumLogLevel, (minimum) =>
-      loggers.size === 0 || LogLevel.isGreaterThan(minimum, level)
-        ? Effect.void
-        : (level === "Info" ? Effect.logInfo(message) : Effect.logWarning(message)).pipe(
-            Effect.annotateLogs(annotate())
-          )
-    )
+  // One step that reads the fiber's loggers and level, instead of two service lookups.
+  Effect.withFiber((fiber) =>
+    fiber.getRef(References.CurrentLoggers).size === 0 ||
+    LogLevel.isGreaterThan(fiber.getRef(References.MinimumLogLevel), level)
+      ? Effect.void
+      : (level === "Info" ? Effect.logInfo(message) : Effect.logWarning(message)).pipe(Effect.annotateLogs(annotate()))
   )

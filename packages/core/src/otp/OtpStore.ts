@@ -61,8 +61,9 @@ export class OtpStore extends Context.Service<
     }
     const live = (phone: string, now: number) => {
       const entry = entries.get(phone)
-      if (entry !== undefined && Math.max(entry.expiresAt, entry.resendAt) <= now) entries.delete(phone)
-      return entries.get(phone)
+      if (entry === undefined || Math.max(entry.expiresAt, entry.resendAt) > now) return entry
+      entries.delete(phone)
+      return undefined
     }
     return OtpStore.of({
       issue: (phone, code, now) =>
@@ -72,7 +73,12 @@ export class OtpStore extends Context.Service<
           if (current !== undefined && current.resendAt > now) {
             return { _tag: "ResendTooSoon", retryAfterMs: current.resendAt - now }
           }
-          entries.set(phone, { ...code, failures: 0 })
+          entries.set(phone, {
+            codeHash: code.codeHash,
+            expiresAt: code.expiresAt,
+            resendAt: code.resendAt,
+            failures: 0
+          })
           return { _tag: "Issued" }
         }),
       withdraw: (phone, codeHash) =>

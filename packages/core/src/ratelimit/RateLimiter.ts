@@ -36,9 +36,11 @@ export class RateLimiter extends Context.Service<
             nextSweep = now + 60_000
             for (const [k, w] of windows) if (w.start + windowMs <= now) windows.delete(k)
           }
-          const window = windows.get(key)
-          const current = window?.start === start ? window : { start, count: 0 }
-          windows.set(key, current)
+          let current = windows.get(key)
+          if (current?.start !== start) {
+            current = { start, count: 0 }
+            windows.set(key, current)
+          }
           if (current.count >= limit) return { allowed: false, retryAfterMs: start + windowMs - now }
           current.count += 1
           return { allowed: true, remaining: limit - current.count }
