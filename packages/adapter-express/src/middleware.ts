@@ -1,6 +1,7 @@
 import {
   type Gateway,
   type GatewayRequest,
+  type GatewayResponse,
   methodTakesBody,
   readBodyWithin,
   singleValuedHeaders
@@ -15,20 +16,24 @@ import type { NextFunction, Request, RequestHandler, Response } from "express"
  */
 export const walletgate = (gateway: Gateway): RequestHandler => {
   return (req: Request, res: Response, next: NextFunction) => {
-    toGatewayRequest(req, gateway.bodyLimit)
-      .then((request) => gateway.handle(request))
-      .then((response) => {
-        res.status(response.status)
-        for (const [name, value] of Object.entries(response.headers)) res.setHeader(name, value)
-        res.end(response.body)
-      })
-      .catch(next)
+    const write = (response: GatewayResponse) => {
+      res.status(response.status)
+      for (const name in response.headers) res.setHeader(name, response.headers[name] ?? "")
+      res.end(response.body)
+    }
+    const request = toGatewayRequest(req)
+    // Only a body still to be read makes the request wait before the gateway sees it.
+    const answered = needsBody(req)
+      ? readBodyWithin(req, gateway.bodyLimit).then((rawBody) => gateway.handle({ ...request, rawBody }))
+      : gateway.handle(request)
+    answered.then(write).catch(next)
   }
 }
 
-const toGatewayRequest = async (req: Request, bodyLimit: number): Promise<GatewayRequest> => {
+/** The request as the gateway sees it, without a body it still has to read. */
+const toGatewayRequest = (req: Request): GatewayRequest => {
   const queryAt = req.url.indexOf("?")
-  const base = {
+  const request = {
     method: req.method,
     path: req.path,
     query: new URLSearchParams(queryAt === -1 ? "" : req.url.slice(queryAt + 1)),
@@ -36,7 +41,8 @@ const toGatewayRequest = async (req: Request, bodyLimit: number): Promise<Gatewa
     ...(req.ip === undefined ? {} : { remoteAddress: req.ip })
   }
   // A body parser of the host already consumed the stream: take what it parsed.
-  if (req.body !== undefined) return { ...base, body: req.body }
-  if (!methodTakesBody(req.method) || req.readableEnded) return base
-  return { ...base, rawBody: await readBodyWithin(req, bodyLimit) }
+  return req.body === undefined ? request : { ...request, body: req.body }
 }
+
+/** Whether the body is still in the stream: no host parser took it, and the method carries one. */
+const needsBody = (req: Request): boolean => req.body === undefined && methodTakesBody(req.method) && !req.readableEnded

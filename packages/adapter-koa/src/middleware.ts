@@ -51,7 +51,16 @@ export const walletgate = (gateway: Gateway, options: KoaOptions = {}): KoaMiddl
       await next()
       return
     }
-    write(ctx, await gateway.handle(await toGatewayRequest(ctx, path, gateway.bodyLimit)))
+    const request = toGatewayRequest(ctx, path)
+    const parsed = hostBody(ctx.request)
+    // Only a body still to be read makes the request wait before the gateway sees it.
+    const answered =
+      parsed !== undefined
+        ? gateway.handle({ ...request, ...parsed })
+        : methodTakesBody(ctx.method) && !ctx.req.readableEnded
+          ? readBodyWithin(ctx.req, gateway.bodyLimit).then((rawBody) => gateway.handle(withRawBody(request, rawBody)))
+          : gateway.handle(request)
+    write(ctx, await answered)
   }
 }
 
@@ -68,22 +77,26 @@ const below = (prefix: string, path: string): string | undefined => {
   return path.startsWith(`${prefix}/`) ? path.slice(prefix.length) : undefined
 }
 
-const toGatewayRequest = async (ctx: KoaContext, path: string, bodyLimit: number): Promise<GatewayRequest> => {
-  const base = {
-    method: ctx.method,
-    path,
-    query: new URLSearchParams(ctx.querystring),
-    headers: singleValuedHeaders(ctx.headers),
-    ...(ctx.ip === "" ? {} : { remoteAddress: ctx.ip })
+/** The request as the gateway sees it, before its body. */
+const toGatewayRequest = (ctx: KoaContext, path: string): GatewayRequest => ({
+  method: ctx.method,
+  path,
+  query: new URLSearchParams(ctx.querystring),
+  headers: singleValuedHeaders(ctx.headers),
+  ...(ctx.ip === "" ? {} : { remoteAddress: ctx.ip })
+})
+
+/**
+ * The body a body parser of the host already took from the stream. Its raw text, when it kept one, is what
+ * the client sent (a signature over the body still holds); else what it parsed.
+ */
+const hostBody = (request: object): Pick<GatewayRequest, "rawBody" | "body"> | undefined => {
+  if ("rawBody" in request && typeof request.rawBody === "string") {
+    const rawBody = new TextEncoder().encode(request.rawBody)
+    return rawBody.byteLength === 0 ? {} : { rawBody }
   }
-  // A body parser of the host already consumed the stream. Its raw text, when it kept one, is what
-  // the client sent (a signature over the body still holds); else take what it parsed.
-  if ("rawBody" in ctx.request && typeof ctx.request.rawBody === "string") {
-    return withRawBody(base, new TextEncoder().encode(ctx.request.rawBody))
-  }
-  if ("body" in ctx.request && ctx.request.body !== undefined) return { ...base, body: ctx.request.body }
-  if (!methodTakesBody(ctx.method) || ctx.req.readableEnded) return base
-  return withRawBody(base, await readBodyWithin(ctx.req, bodyLimit))
+  if ("body" in request && request.body !== undefined) return { body: request.body }
+  return undefined
 }
 
 /** Zero bytes is no body, as for a request that has none. */
