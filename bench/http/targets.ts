@@ -183,29 +183,29 @@ const bareFetch =
     return new Response(answer.body, { status: answer.status, headers: answer.headers })
   }
 
-/** `node:http` straight to `gateway.handle`, as an adapter for bare `node:http` would be written. */
+/** `node:http` straight to `gateway.handle`, as an adapter for bare `node:http` would be written (as the Express one is). */
 const handleBridge = (gateway: Gateway): Server =>
   createServer((req, res) => {
-    const toRequest = async (): Promise<GatewayRequest> => {
-      const method = req.method ?? "GET"
-      const url = req.url ?? "/"
-      const queryAt = url.indexOf("?")
-      const base = {
-        method,
-        path: queryAt === -1 ? url : url.slice(0, queryAt),
-        query: new URLSearchParams(queryAt === -1 ? "" : url.slice(queryAt + 1)),
-        headers: singleValuedHeaders(req.headers),
-        ...(req.socket.remoteAddress === undefined ? {} : { remoteAddress: req.socket.remoteAddress })
-      }
-      return methodTakesBody(method) ? { ...base, rawBody: await readBodyWithin(req, gateway.bodyLimit) } : base
+    const method = req.method ?? "GET"
+    const url = req.url ?? "/"
+    const queryAt = url.indexOf("?")
+    const request: GatewayRequest = {
+      method,
+      path: queryAt === -1 ? url : url.slice(0, queryAt),
+      query: new URLSearchParams(queryAt === -1 ? "" : url.slice(queryAt + 1)),
+      headers: singleValuedHeaders(req.headers),
+      ...(req.socket.remoteAddress === undefined ? {} : { remoteAddress: req.socket.remoteAddress })
     }
-    toRequest()
-      .then((request) => gateway.handle(request))
-      .then((response) => {
+    const answered = methodTakesBody(method)
+      ? readBodyWithin(req, gateway.bodyLimit).then((rawBody) => gateway.handle({ ...request, rawBody }))
+      : gateway.handle(request)
+    answered.then(
+      (response) => {
         writeNode(res, response)
         res.end(response.body)
-      })
-      .catch(() => res.destroy())
+      },
+      () => res.destroy()
+    )
   })
 
 /**

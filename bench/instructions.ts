@@ -1,0 +1,117 @@
+// walletgate's own work per request, counted in instructions: repeatable where time is not.
+//
+// bench/http.ts measures time and CPU time over loopback, which a shared 2-core machine moves by 10-25 % between
+// identical runs. This counts the instructions the CPU executes instead (valgrind's callgrind, which runs the
+// program on a synthetic CPU): for the same program and inputs the count moves by well under 1 %, whatever else
+// the machine does. Each request is answered in process (bench/instructions/worker.ts) by `gateway.handle` and by
+// the bare logic the HTTP benchmark's bare servers run (bench/http/bare.ts, with its in-memory state), so the
+// difference is walletgate's own cost, frameworks and sockets left out. Node runs with --single-threaded (no
+// concurrent GC or compiler threads, whose timing would otherwise move the count by ~10 %); a request's count
+// is the difference between a run of COUNTS[1] and one of COUNTS[0] requests, so start-up is left out.
+// Needs valgrind on PATH (Debian: apt-get install valgrind); says so and measures nothing without it.
+import { spawn, spawnSync } from "node:child_process"
+import { mkdirSync, writeFileSync } from "node:fs"
+import { availableParallelism } from "node:os"
+import { fileURLToPath } from "node:url"
+import { referenceAnswers } from "./http/throughput.ts"
+import { type InstructionRequest, type InstructionServer, instructionRequests } from "./instructions/worker.ts"
+
+const COUNTS = [2_000, 10_000] as const
+const worker = fileURLToPath(new URL("./instructions/worker.ts", import.meta.url))
+
+/** Instructions a run of `count` requests executed, start-up included. */
+const instructionsOf = (server: InstructionServer, request: InstructionRequest, count: number, reference: string) =>
+  new Promise<number>((resolve, reject) => {
+    const child = spawn(
+      "valgrind",
+      [
+        "--tool=callgrind",
+        "--callgrind-out-file=/dev/null",
+        process.execPath,
+        "--single-threaded",
+        worker,
+        server,
+        request,
+        String(count),
+        reference
+      ],
+      { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, TEST_PHONES: String(COUNTS[1] + 1) } }
+    )
+    let output = ""
+    child.stderr.on("data", (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-8000)
+    })
+    child.once("error", reject)
+    child.once("exit", (code) => {
+      const collected = /Collected : (\d+)/.exec(output)
+      if (code === 0 && collected !== null) resolve(Number(collected[1]))
+      else reject(new Error(`${server}, ${request}: valgrind exited with ${code}\n${output}`))
+    })
+  })
+
+/** Runs `jobs` at most `limit` at a time. */
+const inTurns = async <A>(jobs: ReadonlyArray<() => Promise<A>>, limit: number): Promise<Array<A>> => {
+  const results: Array<A> = []
+  let next = 0
+  const lane = async () => {
+    while (next < jobs.length) {
+      const index = next++
+      const job = jobs[index]
+      if (job !== undefined) results[index] = await job()
+    }
+  }
+  await Promise.all(Array.from({ length: Math.max(1, limit) }, lane))
+  return results
+}
+
+/** Counts, prints the table and writes `bench/results/instructions.json`. */
+export async function run(): Promise<void> {
+  const results = new URL("./results/", import.meta.url)
+  mkdirSync(results, { recursive: true })
+  if (spawnSync("valgrind", ["--version"]).status !== 0) {
+    console.log("Not measured: valgrind is not installed (Debian: apt-get install valgrind).")
+    writeFileSync(new URL("instructions.json", results), `${JSON.stringify({ notMeasured: "valgrind" }, null, 2)}\n`)
+    return
+  }
+  const reference = JSON.stringify(await referenceAnswers())
+  const requests = Object.keys(instructionRequests) as Array<InstructionRequest>
+  const servers: ReadonlyArray<InstructionServer> = ["walletgate", "bare + state"]
+  const cases = requests.flatMap((request) => servers.map((server) => ({ request, server })))
+  const totals = await inTurns(
+    cases.flatMap(({ request, server }) =>
+      COUNTS.map((count) => () => {
+        console.error(`  … ${server}, ${request}, ${count} requests under valgrind`)
+        return instructionsOf(server, request, count, reference)
+      })
+    ),
+    availableParallelism()
+  )
+  const perRequest = (index: number) =>
+    Math.round(((totals[2 * index + 1] ?? Number.NaN) - (totals[2 * index] ?? Number.NaN)) / (COUNTS[1] - COUNTS[0]))
+  const rows = requests.map((request) => {
+    const walletgate = perRequest(cases.findIndex((each) => each.request === request && each.server === "walletgate"))
+    const bare = perRequest(cases.findIndex((each) => each.request === request && each.server === "bare + state"))
+    return { request, walletgate, bare, extra: walletgate - bare, ratio: Number((walletgate / bare).toFixed(2)) }
+  })
+
+  console.log(
+    `### Instructions per request, in process (valgrind callgrind, node --single-threaded, ` +
+      `${COUNTS[1]} − ${COUNTS[0]} requests)\n`
+  )
+  const header = ["request", "gateway.handle", "bare + state", "walletgate's own", "×"]
+  const lines = rows.map((row) => [
+    row.request,
+    row.walletgate.toLocaleString("en"),
+    row.bare.toLocaleString("en"),
+    row.extra.toLocaleString("en"),
+    row.ratio.toFixed(2)
+  ])
+  const widths = header.map((title, i) => Math.max(title.length, ...lines.map((line) => line[i]?.length ?? 0)))
+  const format = (cells: ReadonlyArray<string>) =>
+    `| ${cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join(" | ")} |`
+  console.log([format(header), format(widths.map((width) => "-".repeat(width))), ...lines.map(format)].join("\n"))
+  writeFileSync(
+    new URL("instructions.json", results),
+    `${JSON.stringify({ measuredAt: new Date().toISOString(), node: process.version, counts: COUNTS, rows }, null, 2)}\n`
+  )
+}
