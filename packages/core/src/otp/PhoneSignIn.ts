@@ -71,16 +71,13 @@ export class PhoneSignIn extends Context.Service<
         createHmac("sha256", secretKey).update(`${phone}:${code}`).digest("hex")
 
       // Configured test numbers skip the NANP rules (they are often fictional 555 numbers) but nothing else.
-      const toPhone = (input: string) => {
-        const test = policy.testPhones.get(input.replace(/[\s\-().]/g, ""))
-        return test === undefined ? parsePhone(input, policy.regions) : Effect.succeed(test.phone)
-      }
+      const testPhoneOf = (input: string) => policy.testPhones.get(input.replace(/[\s\-().]/g, ""))
 
       const sendCode = Effect.fnUntraced(function* (input: string, clientIp: string | undefined) {
-        const phone = yield* toPhone(input)
+        const test = testPhoneOf(input)
+        const phone = test?.phone ?? (yield* parsePhone(input, policy.regions))
         const now = yield* Clock.currentTimeMillis
-        const testCode = policy.testPhones.get(phone)?.code
-        const code = testCode ?? (yield* withRandom(randomDigits(6)))
+        const code = test?.code ?? (yield* withRandom(randomDigits(6)))
         const codeHash = hashCode(phone, code)
         const issued = yield* store.issue(
           phone,
@@ -105,7 +102,7 @@ export class PhoneSignIn extends Context.Service<
           )
         }
 
-        if (testCode === undefined) {
+        if (test === undefined) {
           const text = policy.message(code, Math.ceil(policy.codeTtlSeconds / 60))
           // A failed SMS leaves no usable code and no resend wait behind.
           yield* sms.send(phone, text).pipe(
@@ -126,7 +123,7 @@ export class PhoneSignIn extends Context.Service<
       })
 
       const verifyCode = Effect.fnUntraced(function* (input: string, code: string) {
-        const phone = yield* toPhone(input)
+        const phone = testPhoneOf(input)?.phone ?? (yield* parsePhone(input, policy.regions))
         const now = yield* Clock.currentTimeMillis
         const outcome = yield* store.consume(phone, hashCode(phone, code), now, policy.maxAttempts)
         if (outcome === "Rejected") return yield* new OtpInvalid()
