@@ -2,12 +2,13 @@
 //
 // bench/http.ts measures time and CPU time over loopback, which a shared 2-core machine moves by 10-25 % between
 // identical runs. This counts the instructions the CPU executes instead (valgrind's callgrind, which runs the
-// program on a synthetic CPU): for the same program and inputs the count moves by well under 1 %, whatever else
-// the machine does. Each request is answered in process (bench/instructions/worker.ts) by `gateway.handle` and by
+// program on a synthetic CPU): for the same program and inputs it moves by at most a few per cent (most counts
+// by under 0.3 %), whatever else the machine does. Each request is answered in process (bench/instructions/worker.ts) by `gateway.handle` and by
 // the bare logic the HTTP benchmark's bare servers run (bench/http/bare.ts, with its in-memory state), so the
 // difference is walletgate's own cost, frameworks and sockets left out. Node runs with --single-threaded (no
-// concurrent GC or compiler threads, whose timing would otherwise move the count by ~10 %); a request's count
-// is the difference between a run of COUNTS[1] and one of COUNTS[0] requests, so start-up is left out.
+// concurrent GC or compiler threads, whose timing moved the count by ~10 %) and fixed hash and random seeds
+// (a random hash seed moved it by up to 15 % for the cheapest request); a request's count is the difference
+// between a run of COUNTS[1] and one of COUNTS[0] requests, so start-up is left out.
 // Needs valgrind on PATH (Debian: apt-get install valgrind); says so and measures nothing without it.
 import { spawn, spawnSync } from "node:child_process"
 import { mkdirSync, writeFileSync } from "node:fs"
@@ -29,6 +30,8 @@ const instructionsOf = (server: InstructionServer, request: InstructionRequest, 
         "--callgrind-out-file=/dev/null",
         process.execPath,
         "--single-threaded",
+        "--hash-seed=1",
+        "--random-seed=1",
         worker,
         server,
         request,

@@ -49,7 +49,7 @@ export interface RunningTarget {
  * The gateway every walletgate server runs: the embedded defaults, the bench's test phones, no per-IP cap
  * (the load comes from one IP), a silent SMS outbox (never used: test phones get no SMS) and no log output.
  */
-const benchGateway = async (): Promise<Gateway> => {
+export const benchGateway = async (): Promise<Gateway> => {
   const gateway = makeGateway({
     ports: Layer.mergeAll(
       embeddedPorts({ otp: { testPhones: testPhones(), sendsPerIpPerHour: Number.MAX_SAFE_INTEGER } }),

@@ -3,10 +3,10 @@
 // `gateway.handle` (the way the node:http bridge of bench/http/targets.ts hands them over) or through the bare
 // logic of bench/http/bare.ts (with its in-memory state), and exits. bench/instructions.ts runs it under
 // valgrind twice with two counts: the difference is what the extra requests cost, start-up left out.
-import { embeddedPorts, type GatewayRequest, makeGateway, readBodyWithin, SmsSender } from "@walletgate/core"
-import * as Layer from "effect/Layer"
+import { type GatewayRequest, readBodyWithin } from "@walletgate/core"
 import { BARE_BODY_LIMIT, bareServer } from "../http/bare.ts"
-import { JWKS_PATH, MISSING_PATH, type Reference, SIGN_IN_PATH, signInBody, testPhones } from "../http/requests.ts"
+import { JWKS_PATH, MISSING_PATH, type Reference, SIGN_IN_PATH, signInBody } from "../http/requests.ts"
+import { benchGateway } from "../http/targets.ts"
 
 /** The requests measured, by name. */
 export const instructionRequests = {
@@ -47,14 +47,7 @@ const main = async () => {
     return
   }
 
-  const gateway = makeGateway({
-    ports: Layer.mergeAll(
-      embeddedPorts({ otp: { testPhones: testPhones(), sendsPerIpPerHour: Number.MAX_SAFE_INTEGER } }),
-      SmsSender.console(() => undefined)
-    ),
-    loggers: []
-  })
-  await gateway.ready()
+  const gateway = await benchGateway()
   for (let i = 0; i < count; i++) {
     const request: GatewayRequest = {
       method,
