@@ -3,6 +3,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { StoreUnavailable } from "./errors"
 
+/** How many expired records the in-memory store forgets per claim: more than one, so it keeps up with bursts. */
+const EXPIRED_FORGOTTEN_PER_CLAIM = 8
+
 /** An answer kept for replay. */
 export interface StoredReply {
   readonly status: number
@@ -59,13 +62,25 @@ export class IdempotencyStore extends Context.Service<
       reply: StoredReply | undefined
       expiresAt: number
     }
+    // Records stand in the order their keys were claimed (a claim of an expired key moves it to the end), so
+    // the expired ones are at the front: each claim forgets a few of them there, and a process that runs for
+    // months holds the records of the last `ttlMs`, not every key it ever saw.
     const entries = new Map<string, Entry>()
+    const forgetExpired = (now: number) => {
+      let budget = EXPIRED_FORGOTTEN_PER_CLAIM
+      for (const [key, entry] of entries) {
+        if (entry.expiresAt > now || budget-- === 0) return
+        entries.delete(key)
+      }
+    }
     return IdempotencyStore.of({
       claim: (key, fingerprint, now, ttlMs) =>
         Effect.sync((): IdempotencyClaim => {
+          forgetExpired(now)
           const entry = entries.get(key)
           if (entry === undefined || entry.expiresAt <= now) {
             const owner = crypto.randomUUID()
+            entries.delete(key)
             entries.set(key, { fingerprint, owner, reply: undefined, expiresAt: now + ttlMs })
             return { _tag: "Claimed", owner }
           }
