@@ -221,9 +221,9 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
     // One fiber and one promise per request: the fiber's observer settles it, at once when the route ran
     // synchronously. Whatever happens, the promise resolves with an answer.
     return new Promise((resolve) => {
-      const settle = (outcome: Exit.Exit<Reply, GatewayError>, extraHeaders?: Readonly<Record<string, string>>) => {
+      const settle = (exit: Exit.Exit<Reply, GatewayError>, extraHeaders?: Readonly<Record<string, string>>) => {
         try {
-          resolve(done(outcomeAnswer(outcome, extraHeaders, run, requestId)))
+          resolve(done(outcomeAnswer(exit, extraHeaders, run, requestId)))
         } catch {
           resolve(problemResponse(internalErrorDocument))
         }
@@ -262,8 +262,9 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
     }
     try {
       return answer(request, running)
-    } catch {
+    } catch (defect) {
       // A bug before the route's effect started (its own failures are answered inside `answer`).
+      runtime.runFork(Effect.logError("walletgate: unexpected failure", Cause.pretty(Cause.die(defect))))
       return Promise.resolve(problemResponse(internalErrorDocument))
     }
   }
