@@ -18,7 +18,7 @@ export const walletgate = (gateway: Gateway): RequestHandler => {
   return (req: Request, res: Response, next: NextFunction) => {
     const write = (response: GatewayResponse) => {
       res.status(response.status)
-      for (const name in response.headers) res.setHeader(name, response.headers[name] ?? "")
+      for (const [name, value] of Object.entries(response.headers)) res.setHeader(name, value)
       res.end(response.body)
     }
     const request = toGatewayRequest(req)
