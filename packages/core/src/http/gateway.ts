@@ -122,9 +122,16 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
   // The same document for every unknown path, so it is written once.
   const notFound = problemAnswer(new RouteNotFound())
 
+  /** The answer to a defect (a bug): logged with its cause, answered 500 without a detail. */
+  const defectAnswer = (cause: Cause.Cause<unknown>, requestId?: string): GatewayResponse => {
+    const logged = Effect.logError("walletgate: unexpected failure", Cause.pretty(cause))
+    runtime.runFork(requestId === undefined ? logged : Effect.annotateLogs(logged, { requestId }))
+    return problemResponse(internalErrorDocument)
+  }
+
   /**
    * The answer to a route's outcome, plain code: its reply, or the problem its error maps to, with the route's
-   * own headers on top. A defect (a bug) is logged and answered 500 without a detail.
+   * own headers on top.
    */
   const outcomeAnswer = (
     outcome: Exit.Exit<Reply, GatewayError>,
@@ -138,14 +145,7 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
     } else {
       // As `Effect.catch` decides: a cause with a defect is a defect, else its first failure is the answer.
       const error = Cause.hasDies(outcome.cause) ? undefined : Cause.findError(outcome.cause)
-      if (error === undefined || Result.isFailure(error)) {
-        runtime.runFork(
-          Effect.logError("walletgate: unexpected failure", Cause.pretty(outcome.cause)).pipe(
-            Effect.annotateLogs({ requestId })
-          )
-        )
-        return problemResponse(internalErrorDocument)
-      }
+      if (error === undefined || Result.isFailure(error)) return defectAnswer(outcome.cause, requestId)
       const problem = problemFor(error.success)
       response = problemResponse(problem.document, problem.headers)
       // Outages are the operator's to see; error fields name what failed and never hold a secret.
@@ -264,8 +264,7 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
       return answer(request, running)
     } catch (defect) {
       // A bug before the route's effect started (its own failures are answered inside `answer`).
-      runtime.runFork(Effect.logError("walletgate: unexpected failure", Cause.pretty(Cause.die(defect))))
-      return Promise.resolve(problemResponse(internalErrorDocument))
+      return Promise.resolve(defectAnswer(Cause.die(defect)))
     }
   }
 
