@@ -5,6 +5,7 @@ import {
   embeddedPorts,
   type Gateway,
   type GatewayRequest,
+  handleReadingBody,
   makeGateway,
   methodTakesBody,
   readBodyWithin,
@@ -186,20 +187,16 @@ const bareFetch =
 /** `node:http` straight to `gateway.handle`, as an adapter for bare `node:http` would be written (as the Express one is). */
 const handleBridge = (gateway: Gateway): Server =>
   createServer((req, res) => {
-    const method = req.method ?? "GET"
     const url = req.url ?? "/"
     const queryAt = url.indexOf("?")
     const request: GatewayRequest = {
-      method,
+      method: req.method ?? "GET",
       path: queryAt === -1 ? url : url.slice(0, queryAt),
       query: new URLSearchParams(queryAt === -1 ? "" : url.slice(queryAt + 1)),
       headers: singleValuedHeaders(req.headers),
       ...(req.socket.remoteAddress === undefined ? {} : { remoteAddress: req.socket.remoteAddress })
     }
-    const answered = methodTakesBody(method)
-      ? readBodyWithin(req, gateway.bodyLimit).then((rawBody) => gateway.handle({ ...request, rawBody }))
-      : gateway.handle(request)
-    answered.then(
+    handleReadingBody(gateway, request, req).then(
       (response) => {
         writeNode(res, response)
         res.end(response.body)

@@ -2,8 +2,7 @@ import {
   type Gateway,
   type GatewayRequest,
   type GatewayResponse,
-  methodTakesBody,
-  readBodyWithin,
+  handleReadingBody,
   singleValuedHeaders
 } from "@walletgate/core"
 import type { NextFunction, Request, RequestHandler, Response } from "express"
@@ -22,27 +21,21 @@ export const walletgate = (gateway: Gateway): RequestHandler => {
       res.end(response.body)
     }
     const request = toGatewayRequest(req)
-    // Only a body still to be read makes the request wait before the gateway sees it.
-    const answered = needsBody(req)
-      ? readBodyWithin(req, gateway.bodyLimit).then((rawBody) => gateway.handle({ ...request, rawBody }))
-      : gateway.handle(request)
+    // A body parser of the host already consumed the stream: take what it parsed.
+    const answered =
+      req.body === undefined ? handleReadingBody(gateway, request, req) : gateway.handle({ ...request, body: req.body })
     answered.then(write).catch(next)
   }
 }
 
-/** The request as the gateway sees it, without a body it still has to read. */
+/** The request as the gateway sees it, before its body. */
 const toGatewayRequest = (req: Request): GatewayRequest => {
   const queryAt = req.url.indexOf("?")
-  const request = {
+  return {
     method: req.method,
     path: req.path,
     query: new URLSearchParams(queryAt === -1 ? "" : req.url.slice(queryAt + 1)),
     headers: singleValuedHeaders(req.headers),
     ...(req.ip === undefined ? {} : { remoteAddress: req.ip })
   }
-  // A body parser of the host already consumed the stream: take what it parsed.
-  return req.body === undefined ? request : { ...request, body: req.body }
 }
-
-/** Whether the body is still in the stream: no host parser took it, and the method carries one. */
-const needsBody = (req: Request): boolean => req.body === undefined && methodTakesBody(req.method) && !req.readableEnded

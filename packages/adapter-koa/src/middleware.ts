@@ -2,8 +2,8 @@ import {
   type Gateway,
   type GatewayRequest,
   type GatewayResponse,
-  methodTakesBody,
-  readBodyWithin,
+  type HostStream,
+  handleReadingBody,
   singleValuedHeaders
 } from "@walletgate/core"
 
@@ -19,7 +19,7 @@ export interface KoaContext {
   readonly headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
   /** The client IP: the socket's, or `X-Forwarded-For`'s when `app.proxy` is set. */
   readonly ip: string
-  readonly req: AsyncIterable<Uint8Array | string> & { readonly readableEnded: boolean }
+  readonly req: HostStream
   /** Koa's request; a body parser of the host leaves `body` (and often `rawBody`) on it. */
   readonly request: object
   status: number
@@ -53,14 +53,12 @@ export const walletgate = (gateway: Gateway, options: KoaOptions = {}): KoaMiddl
     }
     const request = toGatewayRequest(ctx, path)
     const parsed = hostBody(ctx.request)
-    // Only a body still to be read makes the request wait before the gateway sees it.
-    const answered =
-      parsed !== undefined
-        ? gateway.handle({ ...request, ...parsed })
-        : methodTakesBody(ctx.method) && !ctx.req.readableEnded
-          ? readBodyWithin(ctx.req, gateway.bodyLimit).then((rawBody) => gateway.handle(withRawBody(request, rawBody)))
-          : gateway.handle(request)
-    write(ctx, await answered)
+    write(
+      ctx,
+      await (parsed === undefined
+        ? handleReadingBody(gateway, request, ctx.req)
+        : gateway.handle({ ...request, ...parsed }))
+    )
   }
 }
 
@@ -98,10 +96,6 @@ const hostBody = (request: object): Pick<GatewayRequest, "rawBody" | "body"> | u
   if ("body" in request && request.body !== undefined) return { body: request.body }
   return undefined
 }
-
-/** Zero bytes is no body, as for a request that has none. */
-const withRawBody = (request: GatewayRequest, rawBody: Uint8Array): GatewayRequest =>
-  rawBody.byteLength === 0 ? request : { ...request, rawBody }
 
 const write = (ctx: KoaContext, response: GatewayResponse): void => {
   ctx.status = response.status

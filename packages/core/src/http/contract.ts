@@ -96,6 +96,25 @@ export const readBodyWithin = async (source: BodySource, limit: number): Promise
   return joinWithin(chunks, size, limit)
 }
 
+/** A host's request stream, whose body an adapter may still have to read (a Node `IncomingMessage` is one). */
+export type HostStream = AsyncIterable<Uint8Array | string> & { readonly readableEnded: boolean }
+
+/**
+ * Answers `request`, whose body no host parser took, with `gateway`: when its method carries a body the host
+ * has not read, after reading it from `stream` within the gateway's limit (zero bytes is no body); otherwise at
+ * once, without waiting on the stream.
+ */
+export const handleReadingBody = (
+  gateway: Gateway,
+  request: GatewayRequest,
+  stream: HostStream
+): Promise<GatewayResponse> =>
+  methodTakesBody(request.method) && !stream.readableEnded
+    ? readBodyWithin(stream, gateway.bodyLimit).then((rawBody) =>
+        gateway.handle(rawBody.byteLength === 0 ? request : { ...request, rawBody })
+      )
+    : gateway.handle(request)
+
 /** A running walletgate: what adapters mount. Build one with `makeGateway`. */
 export interface Gateway {
   /** Answers one neutral request. Never rejects: every failure is a problem+json response. */

@@ -1,6 +1,7 @@
 import { PassThrough, Readable } from "node:stream"
 import {
   embeddedPorts,
+  handleReadingBody,
   makeGateway,
   OtpPolicy,
   OtpStore,
@@ -131,6 +132,54 @@ describe("readBodyWithin on a Node stream", () => {
       // drained, as a host body parser would
     }
     expect((await readBodyWithin(consumed, 100)).byteLength).toBe(0)
+  })
+})
+
+describe("handleReadingBody", () => {
+  /** A stream that records whether anyone read it. */
+  const watched = (readableEnded: boolean, ...chunks: Array<string>) => {
+    const read = { started: false }
+    const source = {
+      readableEnded,
+      async *[Symbol.asyncIterator]() {
+        read.started = true
+        yield* chunks
+      }
+    }
+    return { source, read }
+  }
+  const signIn = {
+    method: "POST",
+    path: "/functions/v1/signInWithOTP",
+    query: new URLSearchParams(),
+    headers: { "content-type": "application/json" }
+  }
+
+  it("reads a body the method carries, within the limit, and answers from it", async () => {
+    const gateway = makeGateway({ loggers: [], bodyLimit: 10 })
+    const { source, read } = watched(false, '{"phone":', '"+14155552671"}')
+    const response = await handleReadingBody(gateway, signIn, source)
+    expect(read.started).toBe(true)
+    expect(JSON.parse(response.body)).toMatchObject({ code: "payload_too_large" })
+    await gateway.dispose()
+  })
+
+  it("leaves the stream alone for a method without a body, or one the host already read", async () => {
+    const gateway = makeGateway({ loggers: [] })
+    const jwks = watched(false, "ignored")
+    expect((await handleReadingBody(gateway, get("/functions/v1/.well-known/jwks.json"), jwks.source)).status).toBe(200)
+    const drained = watched(true, "ignored")
+    const refused = await handleReadingBody(gateway, signIn, drained.source)
+    expect(JSON.parse(refused.body)).toMatchObject({ code: "body_required" })
+    expect([jwks.read.started, drained.read.started]).toEqual([false, false])
+    await gateway.dispose()
+  })
+
+  it("takes zero bytes for no body", async () => {
+    const gateway = makeGateway({ loggers: [] })
+    const response = await handleReadingBody(gateway, signIn, watched(false).source)
+    expect(JSON.parse(response.body)).toMatchObject({ code: "body_required" })
+    await gateway.dispose()
   })
 })
 
