@@ -8,7 +8,9 @@
 // difference is walletgate's own cost, frameworks and sockets left out. Node runs with --single-threaded (no
 // concurrent GC or compiler threads, whose timing moved the count by ~10 %) and fixed hash and random seeds
 // (a random hash seed moved it by up to 15 % for the cheapest request); a request's count is the difference
-// between a run of COUNTS[1] and one of COUNTS[0] requests, so start-up is left out.
+// between a run of COUNTS[1] and one of COUNTS[0] requests, so start-up is left out. The smaller run is long enough
+// for V8 to have compiled the request path: with 2 000 and 10 000 requests, compiling it fell between the two and
+// made up ~40 % of a sign-in's count (126 k against 73 k once warm), more for the side with more code to compile.
 // Needs valgrind on PATH (Debian: apt-get install valgrind); says so and measures nothing without it.
 import { spawn, spawnSync } from "node:child_process"
 import { mkdirSync, writeFileSync } from "node:fs"
@@ -17,7 +19,7 @@ import { fileURLToPath } from "node:url"
 import { referenceAnswers } from "./http/throughput.ts"
 import { type InstructionRequest, type InstructionServer, instructionRequests } from "./instructions/worker.ts"
 
-const COUNTS = [2_000, 10_000] as const
+const COUNTS = [10_000, 30_000] as const
 const worker = fileURLToPath(new URL("./instructions/worker.ts", import.meta.url))
 
 /** Instructions a run of `count` requests executed, start-up included. */
