@@ -1,5 +1,4 @@
 import { createHmac, createSecretKey } from "node:crypto"
-import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -7,7 +6,7 @@ import * as Layer from "effect/Layer"
 import { SigningKeys } from "../auth/SigningKeys"
 import { USER_TOKEN_AUDIENCE, USER_TOKEN_TYPE } from "../auth/tokens"
 import { type User, UserId, UserStore } from "../auth/UserStore"
-import { logAnnotated } from "../internal/logging"
+import { currentMoment } from "../internal/logging"
 import { randomDigits, randomUuid, SecureRandom } from "../random/SecureRandom"
 import { RateLimiter } from "../ratelimit/RateLimiter"
 import type { StoreUnavailable } from "../state/errors"
@@ -76,7 +75,7 @@ export class PhoneSignIn extends Context.Service<
       const sendCode = Effect.fnUntraced(function* (input: string, clientIp: string | undefined) {
         const test = testPhoneOf(input)
         const phone = test?.phone ?? (yield* parsePhone(input, policy.regions))
-        const now = yield* Clock.currentTimeMillis
+        const { now, logsInfo } = yield* currentMoment
         const code = test?.code ?? (yield* withRandom(randomDigits(6)))
         const codeHash = hashCode(phone, code)
         const issued = yield* store.issue(
@@ -118,13 +117,15 @@ export class PhoneSignIn extends Context.Service<
             )
           )
         }
-        yield* logAnnotated("Info", "walletgate: sign-in code sent", () => ({ phone: maskPhone(phone) }))
+        if (logsInfo) {
+          yield* Effect.logInfo("walletgate: sign-in code sent").pipe(Effect.annotateLogs({ phone: maskPhone(phone) }))
+        }
         return { expiresIn: policy.codeTtlSeconds, resendAfter: policy.resendIntervalSeconds }
       })
 
       const verifyCode = Effect.fnUntraced(function* (input: string, code: string) {
         const phone = testPhoneOf(input)?.phone ?? (yield* parsePhone(input, policy.regions))
-        const now = yield* Clock.currentTimeMillis
+        const { now, logsInfo } = yield* currentMoment
         const outcome = yield* store.consume(phone, hashCode(phone, code), now, policy.maxAttempts)
         if (outcome === "Rejected") return yield* new OtpInvalid()
         const id = UserId.make(yield* withRandom(randomUuid))
@@ -136,7 +137,9 @@ export class PhoneSignIn extends Context.Service<
           ttlSeconds: policy.sessionTtlSeconds,
           extra: { phone_number: user.phone }
         })
-        yield* logAnnotated("Info", "walletgate: phone verified", () => ({ phone: maskPhone(phone) }))
+        if (logsInfo) {
+          yield* Effect.logInfo("walletgate: phone verified").pipe(Effect.annotateLogs({ phone: maskPhone(phone) }))
+        }
         return { accessToken: token, expiresIn: policy.sessionTtlSeconds, expiresAt, user }
       })
 

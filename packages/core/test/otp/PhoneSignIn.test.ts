@@ -10,7 +10,7 @@ import {
   UserStore
 } from "@walletgate/core"
 import { SmsOutbox } from "@walletgate/core/testing"
-import { Effect, Exit, Layer } from "effect"
+import { Effect, Exit, Layer, Logger, References } from "effect"
 import { TestClock } from "effect/testing"
 import { decodeJwt } from "jose"
 
@@ -240,6 +240,27 @@ describe("PhoneSignIn", () => {
         assert.strictEqual(failureTag(yield* Effect.exit(signIn.verifyCode(name, "123456"))), "InvalidPhone")
       }
     }).pipe(Effect.provide(setup({ testPhones: { "+15005550006": "424242" } })))
+  )
+
+  it.effect("logs each step at Info with the phone masked, and nothing below the minimum level", () =>
+    Effect.gen(function* () {
+      const lines: Array<{ readonly message: string; readonly phone: unknown }> = []
+      const logger = Logger.make((options) => {
+        const annotations = options.fiber.getRef(References.CurrentLogAnnotations)
+        lines.push({ message: String(options.message), phone: annotations.phone })
+      })
+      const signIn = yield* PhoneSignIn
+      const logged = Effect.provide(Logger.layer([logger]))
+      const code = yield* logged(sendAndRead(PHONE))
+      yield* logged(signIn.verifyCode(PHONE, code))
+      assert.deepStrictEqual(lines, [
+        { message: "walletgate: sign-in code sent", phone: "***2671" },
+        { message: "walletgate: phone verified", phone: "***2671" }
+      ])
+      yield* TestClock.adjust("61 seconds")
+      yield* logged(sendAndRead(PHONE)).pipe(Effect.provideService(References.MinimumLogLevel, "Warn"))
+      assert.strictEqual(lines.length, 2)
+    }).pipe(Effect.provide(setup()))
   )
 
   it.effect("codes come from the injected random source", () =>
