@@ -76,18 +76,51 @@ const parseBody = (
   }
 }
 
-/** A route's reply as a response: JSON, or no body (and no content-type) when the reply has none. */
-const replyResponse = (reply: Reply): GatewayResponse => ({
-  status: reply.status,
-  headers: reply.body === undefined ? { ...reply.headers } : { "content-type": "application/json", ...reply.headers },
-  body: reply.body === undefined ? "" : JSON.stringify(reply.body)
+/** Response headers: lower-case names, single values. */
+type HeaderMap = Readonly<Record<string, string>>
+
+/**
+ * An answer with the headers every answer carries: `cache-control: no-store` unless the answer's own headers
+ * (`base`, then `own`) say otherwise, then `extra` (a route's headers for every answer), and
+ * `x-content-type-options` and `x-request-id` last. Built in one object: this runs for every request.
+ */
+const finished = (
+  status: number,
+  body: string,
+  requestId: string,
+  base: HeaderMap | undefined,
+  own?: HeaderMap,
+  extra?: HeaderMap
+): GatewayResponse => ({
+  status,
+  headers: {
+    "cache-control": "no-store",
+    ...base,
+    ...own,
+    ...extra,
+    "x-content-type-options": "nosniff",
+    "x-request-id": requestId
+  },
+  body
 })
+
+const JSON_CONTENT: HeaderMap = { "content-type": "application/json" }
+
+/** A route's reply as the answer: JSON, or no body (and no content-type) when the reply has none. */
+const replyAnswer = (reply: Reply, requestId: string, extra: HeaderMap | undefined): GatewayResponse =>
+  reply.body === undefined
+    ? finished(reply.status, "", requestId, undefined, reply.headers, extra)
+    : finished(reply.status, JSON.stringify(reply.body), requestId, JSON_CONTENT, reply.headers, extra)
 
 /** The answer to an error of the table. */
 const problemAnswer = (error: GatewayError): GatewayResponse => {
   const problem = problemFor(error)
   return problemResponse(problem.document, problem.headers)
 }
+
+/** Whether an outcome is known without running it: `Effect.succeed` and `Effect.fail` are already exits. */
+const isKnown = <R>(outcome: Effect.Effect<Reply, GatewayError, R>): outcome is Exit.Exit<Reply, GatewayError> =>
+  Exit.isExit(outcome)
 
 /** Whether, and how, a gateway logs: decided once from the loggers and minimum level its layer provides. */
 interface Logging {
@@ -129,47 +162,35 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
     return problemResponse(internalErrorDocument)
   }
 
+  /** A response of the gateway's own (a problem, a 500) as the answer. */
+  const finish = (response: GatewayResponse, requestId: string, extra?: HeaderMap): GatewayResponse =>
+    finished(response.status, response.body, requestId, response.headers, undefined, extra)
+
   /**
    * The answer to a route's outcome, plain code: its reply, or the problem its error maps to, with the route's
    * own headers on top.
    */
   const outcomeAnswer = (
     outcome: Exit.Exit<Reply, GatewayError>,
-    extraHeaders: Readonly<Record<string, string>> | undefined,
+    extra: HeaderMap | undefined,
     run: Running,
     requestId: string
   ): GatewayResponse => {
-    let response: GatewayResponse
-    if (Exit.isSuccess(outcome)) {
-      response = replyResponse(outcome.value)
-    } else {
-      // As `Effect.catch` decides: a cause with a defect is a defect, else its first failure is the answer.
-      const error = Cause.hasDies(outcome.cause) ? undefined : Cause.findError(outcome.cause)
-      if (error === undefined || Result.isFailure(error)) return defectAnswer(outcome.cause, requestId)
-      const problem = problemFor(error.success)
-      response = problemResponse(problem.document, problem.headers)
-      // Outages are the operator's to see; error fields name what failed and never hold a secret.
-      if (problem.document.status >= 500 && run.logging.any) {
-        run.runFork(
-          Effect.logWarning(`walletgate: ${problem.document.code}`, error.success).pipe(
-            Effect.annotateLogs({ requestId })
-          )
+    if (Exit.isSuccess(outcome)) return replyAnswer(outcome.value, requestId, extra)
+    // As `Effect.catch` decides: a cause with a defect is a defect, else its first failure is the answer.
+    const error = Cause.hasDies(outcome.cause) ? undefined : Cause.findError(outcome.cause)
+    if (error === undefined || Result.isFailure(error)) return finish(defectAnswer(outcome.cause, requestId), requestId)
+    const problem = problemFor(error.success)
+    // Outages are the operator's to see; error fields name what failed and never hold a secret.
+    if (problem.document.status >= 500 && run.logging.any) {
+      run.runFork(
+        Effect.logWarning(`walletgate: ${problem.document.code}`, error.success).pipe(
+          Effect.annotateLogs({ requestId })
         )
-      }
+      )
     }
-    return extraHeaders === undefined ? response : { ...response, headers: { ...response.headers, ...extraHeaders } }
+    return finish(problemResponse(problem.document, problem.headers), requestId, extra)
   }
-
-  const finish = (response: GatewayResponse, requestId: string): GatewayResponse => ({
-    status: response.status,
-    headers: {
-      "cache-control": "no-store",
-      ...response.headers,
-      "x-content-type-options": "nosniff",
-      "x-request-id": requestId
-    },
-    body: response.body
-  })
 
   const logRequest = (request: GatewayRequest, status: number, started: number, requestId: string) =>
     runtime.runFork(
@@ -200,30 +221,32 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
     const match = route(request.method.toUpperCase(), request.path)
     const done = (response: GatewayResponse) => {
       if (log.requests) logRequest(request, response.status, started, requestId)
-      return finish(response, requestId)
+      return response
     }
-    if (match._tag === "NotFound") return Promise.resolve(done(notFound))
-    if (match._tag === "WrongMethod")
-      return Promise.resolve(done(problemAnswer(new MethodNotAllowed({ allow: match.allow }))))
+    if (match._tag === "NotFound") return Promise.resolve(done(finish(notFound, requestId)))
+    if (match._tag === "WrongMethod") {
+      return Promise.resolve(done(finish(problemAnswer(new MethodNotAllowed({ allow: match.allow })), requestId)))
+    }
     const found = match.route
     const context: RouteContext = { request, params: match.params, requestId, clientIp: request.remoteAddress }
     const body = found.accepts.length === 0 ? Result.succeed(undefined) : parseBody(found.accepts, request, bodyLimit)
     const { answerHeaders } = found
-    // A body refused before the route runs needs no fiber, unless the route adds headers to every answer.
-    if (Result.isFailure(body) && answerHeaders === undefined) {
-      return Promise.resolve(done(outcomeAnswer(Exit.fail(body.failure), undefined, run, requestId)))
-    }
     const outcome: Effect.Effect<Reply, GatewayError, R> = Result.isSuccess(body)
-      ? found.run(body.success, context)
+      ? found.run(body.success, context, run.services)
       : Effect.fail(body.failure)
+    // An outcome known at once needs no fiber (a refused body, a reply from the services alone), unless the
+    // route adds headers to every answer: those are effects.
+    if (isKnown(outcome) && answerHeaders === undefined) {
+      return Promise.resolve(done(outcomeAnswer(outcome, undefined, run, requestId)))
+    }
     const annotated = <A, X>(effect: Effect.Effect<A, X, R>) =>
       log.any ? Effect.annotateLogs(effect, { requestId }) : effect
     // One fiber and one promise per request: the fiber's observer settles it, at once when the route ran
     // synchronously. Whatever happens, the promise resolves with an answer.
     return new Promise((resolve) => {
-      const settle = (exit: Exit.Exit<Reply, GatewayError>, extraHeaders?: Readonly<Record<string, string>>) => {
+      const settle = (exit: Exit.Exit<Reply, GatewayError>, extra?: HeaderMap) => {
         try {
-          resolve(done(outcomeAnswer(exit, extraHeaders, run, requestId)))
+          resolve(done(outcomeAnswer(exit, extra, run, requestId)))
         } catch {
           resolve(problemResponse(internalErrorDocument))
         }

@@ -1,3 +1,4 @@
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
@@ -27,13 +28,24 @@ export interface Reply {
   readonly headers?: Readonly<Record<string, string>>
 }
 
+/**
+ * A route's handler: the effect that answers. `services` are the gateway's built services, for handlers on the
+ * request path that take a service from them in plain code rather than in an effect step; an answer known at
+ * once (`Effect.succeed`, `Effect.fail`) is given without running a fiber.
+ */
+export type Handler<A, R> = (
+  body: A,
+  context: RouteContext,
+  services: Context.Context<R>
+) => Effect.Effect<Reply, GatewayError, R>
+
 /** A route as the router holds it: its body, if any, is parsed but not yet decoded. */
 export interface Route<R> {
   readonly method: Method
   readonly path: string
   /** The media types accepted for the body; empty when the route takes no body. */
   readonly accepts: ReadonlyArray<BodyMedia>
-  readonly run: (body: unknown, context: RouteContext) => Effect.Effect<Reply, GatewayError, R>
+  readonly run: Handler<unknown, R>
   /**
    * Headers added to every answer of this route, problems included: CORS headers must reach a browser
    * on a 400 or a 503 too, or it cannot read them.
@@ -48,15 +60,15 @@ export type BodySchema<A> = Schema.Decoder<A, never>
 export const routeWithoutBody = <R>(
   method: Method,
   path: string,
-  handler: (context: RouteContext) => Effect.Effect<Reply, GatewayError, R>
-): Route<R> => ({ method, path, accepts: [], run: (_, context) => handler(context) })
+  handler: (context: RouteContext, services: Context.Context<R>) => Effect.Effect<Reply, GatewayError, R>
+): Route<R> => ({ method, path, accepts: [], run: (_, context, services) => handler(context, services) })
 
 /** A route whose body is decoded with `schema` before `handler` sees it. */
 export const routeWithBody = <A, R>(
   method: Method,
   path: string,
   schema: BodySchema<A>,
-  handler: (body: A, context: RouteContext) => Effect.Effect<Reply, GatewayError, R>,
+  handler: Handler<A, R>,
   accepts: ReadonlyArray<BodyMedia> = ["application/json"]
 ): Route<R> => {
   const decode = resultDecoderOf(schema)
@@ -64,9 +76,9 @@ export const routeWithBody = <A, R>(
     method,
     path,
     accepts,
-    run: (body, context) => {
+    run: (body, context, services) => {
       const decoded = decode(body)
-      return Result.isSuccess(decoded) ? handler(decoded.success, context) : Effect.fail(decoded.failure)
+      return Result.isSuccess(decoded) ? handler(decoded.success, context, services) : Effect.fail(decoded.failure)
     }
   }
 }

@@ -1,8 +1,9 @@
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { SigningKeys } from "../auth/SigningKeys"
 import { routeWithBody, routeWithoutBody } from "../http/route"
-import { PhoneSignIn } from "./PhoneSignIn"
+import { type CodeSent, PhoneSignIn, type Session } from "./PhoneSignIn"
 
 /** Body of `POST /functions/v1/signInWithOTP` (SPEC §4.1). */
 export const SignInWithOtpRequest = Schema.Struct({
@@ -32,11 +33,31 @@ export const VerifyOtpResponse = Schema.Struct({
 })
 
 const JWKS_HEADERS = { "cache-control": "public, max-age=300" }
-const jwksReply = Effect.map(Effect.service(SigningKeys), (keys) => ({
-  status: 200,
-  body: keys.jwks,
-  headers: JWKS_HEADERS
-}))
+
+/** The answer of a sign-in whose code went out. */
+const sentReply = (sent: CodeSent) => {
+  const reply: typeof SignInWithOtpResponse.Type = {
+    sent: true,
+    expires_in: sent.expiresIn,
+    resend_after: sent.resendAfter
+  }
+  return { status: 200, body: reply }
+}
+
+/** The answer of a verified code: the session. */
+const sessionReply = (session: Session) => {
+  const reply: typeof VerifyOtpResponse.Type = {
+    access_token: session.accessToken,
+    token_type: "bearer",
+    expires_in: session.expiresIn,
+    expires_at: session.expiresAt,
+    user: { id: session.user.id, phone: session.user.phone }
+  }
+  return { status: 200, body: reply }
+}
+
+// These are the busiest routes: they take their service from the gateway's built services in plain code (an
+// effect step each time cost more than the rest of the handler), and the JWKS is answered without a fiber.
 
 /** The phone sign-in endpoints and the JWKS that verifies the tokens they issue. */
 export const otpRoutes = [
@@ -44,33 +65,17 @@ export const otpRoutes = [
     "POST",
     "/functions/v1/signInWithOTP",
     SignInWithOtpRequest,
-    Effect.fnUntraced(function* (body, context) {
-      const signIn = yield* PhoneSignIn
-      const sent = yield* signIn.sendCode(body.phone, context.clientIp)
-      const reply: typeof SignInWithOtpResponse.Type = {
-        sent: true,
-        expires_in: sent.expiresIn,
-        resend_after: sent.resendAfter
-      }
-      return { status: 200, body: reply }
-    })
+    (body, context, services: Context.Context<PhoneSignIn>) =>
+      Effect.map(Context.get(services, PhoneSignIn).sendCode(body.phone, context.clientIp), sentReply)
   ),
   routeWithBody(
     "POST",
     "/functions/v1/verifyOTP",
     VerifyOtpRequest,
-    Effect.fnUntraced(function* (body) {
-      const signIn = yield* PhoneSignIn
-      const session = yield* signIn.verifyCode(body.phone, body.token)
-      const reply: typeof VerifyOtpResponse.Type = {
-        access_token: session.accessToken,
-        token_type: "bearer",
-        expires_in: session.expiresIn,
-        expires_at: session.expiresAt,
-        user: { id: session.user.id, phone: session.user.phone }
-      }
-      return { status: 200, body: reply }
-    })
+    (body, _, services: Context.Context<PhoneSignIn>) =>
+      Effect.map(Context.get(services, PhoneSignIn).verifyCode(body.phone, body.token), sessionReply)
   ),
-  routeWithoutBody("GET", "/functions/v1/.well-known/jwks.json", () => jwksReply)
+  routeWithoutBody("GET", "/functions/v1/.well-known/jwks.json", (_, services: Context.Context<SigningKeys>) =>
+    Effect.succeed({ status: 200, body: Context.get(services, SigningKeys).jwks, headers: JWKS_HEADERS })
+  )
 ]
