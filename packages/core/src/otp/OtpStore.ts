@@ -5,6 +5,9 @@ import * as Layer from "effect/Layer"
 import type { StoreUnavailable } from "../state/errors"
 import type { PhoneE164 } from "./phone"
 
+/** How many expired entries the in-memory stores forget per call at most: more than one, to keep up with bursts. */
+const EXPIRED_FORGOTTEN_PER_CALL = 8
+
 /** A code to store for a phone: only its HMAC, never the code itself. Times are epoch milliseconds. */
 export interface PendingCode {
   readonly codeHash: string
@@ -47,59 +50,77 @@ export class OtpStore extends Context.Service<
   /** Codes in this process's memory: right for one instance, wrong for a fleet (use `@walletgate/redis`). */
   static readonly memory: Layer.Layer<OtpStore> = Layer.sync(OtpStore, () => {
     interface Entry {
-      codeHash: string | undefined
-      expiresAt: number
-      resendAt: number
+      /** The code as issued, kept as it was handed over. */
+      readonly code: PendingCode
+      /** Until then the entry matters: its code is usable, or its resend time is ahead. */
+      readonly until: number
       failures: number
+      /** The attempt limit was reached: the code is no longer usable (its resend time still holds). */
+      voided: boolean
     }
+    // Entries stand in the order they were issued (a new code for a phone moves it to the end), and every entry
+    // matters for the same span after it was issued, so the ones that no longer matter are at the front: calls
+    // forget a few of them there once the front one is past. No call walks the whole map, and a process that
+    // runs for months holds the codes of the last few minutes, not every phone it ever saw.
     const entries = new Map<string, Entry>()
-    let nextSweep = 0
-    const sweep = (now: number) => {
-      if (now < nextSweep) return
-      nextSweep = now + 60_000
-      for (const [phone, entry] of entries) if (Math.max(entry.expiresAt, entry.resendAt) <= now) entries.delete(phone)
+    /** No entry can be forgotten before this instant: the front entry's `until` (Infinity when there is none). */
+    let nextForget = Number.POSITIVE_INFINITY
+    const forgetExpired = (now: number) => {
+      if (now < nextForget) return
+      let budget = EXPIRED_FORGOTTEN_PER_CALL
+      for (const [phone, entry] of entries) {
+        if (entry.until > now) {
+          nextForget = entry.until
+          return
+        }
+        // More may be past: the next call goes on from here.
+        if (budget-- === 0) return
+        entries.delete(phone)
+      }
+      nextForget = Number.POSITIVE_INFINITY
     }
     const live = (phone: string, now: number) => {
+      forgetExpired(now)
       const entry = entries.get(phone)
-      if (entry === undefined || Math.max(entry.expiresAt, entry.resendAt) > now) return entry
-      entries.delete(phone)
-      return undefined
+      return entry !== undefined && entry.until > now ? entry : undefined
     }
     return OtpStore.of({
       issue: (phone, code, now) =>
         Effect.sync((): IssueOutcome => {
-          sweep(now)
-          const current = live(phone, now)
-          if (current !== undefined && current.resendAt > now) {
-            return { _tag: "ResendTooSoon", retryAfterMs: current.resendAt - now }
+          forgetExpired(now)
+          const current = entries.get(phone)
+          if (current !== undefined) {
+            if (current.until > now && current.code.resendAt > now) {
+              return { _tag: "ResendTooSoon", retryAfterMs: current.code.resendAt - now }
+            }
+            entries.delete(phone)
           }
-          entries.set(phone, {
-            codeHash: code.codeHash,
-            expiresAt: code.expiresAt,
-            resendAt: code.resendAt,
-            failures: 0
-          })
-          return { _tag: "Issued" }
+          const until = Math.max(code.expiresAt, code.resendAt)
+          entries.set(phone, { code, until, failures: 0, voided: false })
+          nextForget = Math.min(nextForget, until)
+          return ISSUED
         }),
       withdraw: (phone, codeHash) =>
         Effect.sync(() => {
-          if (entries.get(phone)?.codeHash === codeHash) entries.delete(phone)
+          if (entries.get(phone)?.code.codeHash === codeHash) entries.delete(phone)
         }),
       consume: (phone, candidateHash, now, maxAttempts) =>
         Effect.sync((): ConsumeOutcome => {
           const entry = live(phone, now)
-          if (entry?.codeHash === undefined || entry.expiresAt <= now) return "Rejected"
-          if (sameHash(entry.codeHash, candidateHash)) {
+          if (entry === undefined || entry.voided || entry.code.expiresAt <= now) return "Rejected"
+          if (sameHash(entry.code.codeHash, candidateHash)) {
             entries.delete(phone)
             return "Accepted"
           }
           entry.failures += 1
-          if (entry.failures >= maxAttempts) entry.codeHash = undefined
+          if (entry.failures >= maxAttempts) entry.voided = true
           return "Rejected"
         })
     })
   })
 }
+
+const ISSUED: IssueOutcome = { _tag: "Issued" }
 
 /** Constant-time comparison of two hex digests. */
 export const sameHash = (a: string, b: string): boolean =>

@@ -3,6 +3,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { StoreUnavailable } from "../state/errors"
 
+/** How many ended windows the in-memory limiter forgets per call at most: more than one, to keep up with bursts. */
+const ENDED_FORGOTTEN_PER_CALL = 8
+
 /** The outcome of counting one event against a limit. */
 export type RateDecision =
   | { readonly allowed: true; readonly remaining: number }
@@ -26,22 +29,44 @@ export class RateLimiter extends Context.Service<
 >()("@walletgate/core/RateLimiter") {
   /** Counters in this process's memory: right for one instance, wrong for a fleet (use `@walletgate/redis`). */
   static readonly memory: Layer.Layer<RateLimiter> = Layer.sync(RateLimiter, () => {
-    const windows = new Map<string, { readonly start: number; count: number }>()
-    let nextSweep = 0
+    interface Window {
+      readonly start: number
+      readonly end: number
+      count: number
+    }
+    // Windows stand in the order they began (a key's new window moves it to the end), so the ended ones are at
+    // the front: calls forget a few of them there once the front one has ended, and no call walks the whole map.
+    // A key with a shorter window behind a longer one is forgotten when the longer one ends.
+    const windows = new Map<string, Window>()
+    /** No window can be forgotten before this instant: the front window's end (Infinity when there is none). */
+    let nextForget = Number.POSITIVE_INFINITY
+    const forgetEnded = (now: number) => {
+      if (now < nextForget) return
+      let budget = ENDED_FORGOTTEN_PER_CALL
+      for (const [key, window] of windows) {
+        if (window.end > now) {
+          nextForget = window.end
+          return
+        }
+        // More may have ended: the next call goes on from here.
+        if (budget-- === 0) return
+        windows.delete(key)
+      }
+      nextForget = Number.POSITIVE_INFINITY
+    }
     return RateLimiter.of({
       consume: (key, limit, windowMs, now) =>
-        Effect.sync(() => {
+        Effect.sync((): RateDecision => {
+          forgetEnded(now)
           const start = now - (now % windowMs)
-          if (now >= nextSweep) {
-            nextSweep = now + 60_000
-            for (const [k, w] of windows) if (w.start + windowMs <= now) windows.delete(k)
-          }
           let current = windows.get(key)
           if (current?.start !== start) {
-            current = { start, count: 0 }
+            if (current !== undefined) windows.delete(key)
+            current = { start, end: start + windowMs, count: 0 }
             windows.set(key, current)
+            nextForget = Math.min(nextForget, current.end)
           }
-          if (current.count >= limit) return { allowed: false, retryAfterMs: start + windowMs - now }
+          if (current.count >= limit) return { allowed: false, retryAfterMs: current.end - now }
           current.count += 1
           return { allowed: true, remaining: limit - current.count }
         })

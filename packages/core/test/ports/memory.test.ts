@@ -1,4 +1,5 @@
-import { setFlagsFromString } from "node:v8"
+import { randomBytes } from "node:crypto"
+import { getHeapStatistics, setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
 import {
   AccountLocks,
@@ -7,6 +8,7 @@ import {
   ClientStore,
   IdempotencyStore,
   OtpStore,
+  PhoneE164,
   RateLimiter,
   TransactionLog,
   UserStore
@@ -43,17 +45,63 @@ suite("IdempotencyStore.memory", idempotencyStoreContract, IdempotencyStore.memo
 suite("AccountLocks.memory", accountLocksContract, AccountLocks.memory)
 suite("TransactionLog.memory", transactionLogContract, TransactionLog.memory)
 
-describe("IdempotencyStore.memory over a long life", () => {
-  // Whether a record is still held shows only in memory: a WeakRef to its reply and a full collection tell.
-  setFlagsFromString("--expose-gc")
-  const collectGarbage = runInNewContext("gc") as () => void
-  const heldAfterCollection = async (reply: WeakRef<object>) => {
-    // A WeakRef keeps its target until the job that made it ends.
-    await new Promise((resolve) => setTimeout(resolve, 0))
-    collectGarbage()
-    return reply.deref() !== undefined
-  }
+// Whether a record is still held shows only in memory: a WeakRef to something it holds and a full collection tell.
+setFlagsFromString("--expose-gc")
+const collectGarbage = runInNewContext("gc") as () => void
+const collected = async () => {
+  // A WeakRef keeps its target until the job that made it ends.
+  await new Promise((resolve) => setTimeout(resolve, 0))
+  collectGarbage()
+}
+const heldAfterCollection = async (held: WeakRef<object>) => {
+  await collected()
+  return held.deref() !== undefined
+}
 
+describe("OtpStore.memory over a long life", () => {
+  it("forgets a code once it no longer matters, as other codes are issued, and keeps live ones", async () => {
+    const store = Effect.runSync(Effect.provide(Effect.service(OtpStore), OtpStore.memory))
+    const phone = (n: number) => PhoneE164.make(`+1415555${String(n).padStart(4, "0")}`)
+    const issue = (n: number, now: number) => {
+      const code = { codeHash: "ab".repeat(32), expiresAt: now + 300_000, resendAt: now + 60_000 }
+      Effect.runSync(store.issue(phone(n), code, now))
+      return new WeakRef(code)
+    }
+    const first = issue(0, 0)
+    issue(1, 299_999)
+    expect(await heldAfterCollection(first)).toBe(true)
+    issue(2, 300_000)
+    expect(await heldAfterCollection(first)).toBe(false)
+    // The forgotten phone is as if it never had a code; the others still have theirs.
+    expect(Effect.runSync(store.consume(phone(0), "ab".repeat(32), 300_000, 5))).toBe("Rejected")
+    expect(Effect.runSync(store.consume(phone(1), "ab".repeat(32), 300_000, 5))).toBe("Accepted")
+  })
+})
+
+describe("RateLimiter.memory over a long life", () => {
+  it("forgets ended windows a few per call, until none is left", async () => {
+    const limiter = Effect.runSync(Effect.provide(Effect.service(RateLimiter), RateLimiter.memory))
+    const hour = 3_600_000
+    const heap = () => getHeapStatistics().used_heap_size
+    await collected()
+    const before = heap()
+    // 1 000 keys of 20 000 characters each: 20 MB held by the windows of the first hour.
+    for (let n = 0; n < 1_000; n++) Effect.runSync(limiter.consume(randomBytes(10_000).toString("hex"), 5, hour, n))
+    await collected()
+    expect(heap() - before).toBeGreaterThan(15_000_000)
+    // In the next hour, calls on one key forget the ended windows a few at a time (at most 8 per call): after 60
+    // calls, about half of them.
+    for (let n = 0; n < 60; n++) Effect.runSync(limiter.consume("k", 5, hour, hour + n))
+    await collected()
+    expect(heap() - before).toBeGreaterThan(8_000_000)
+    expect(heap() - before).toBeLessThan(12_000_000)
+    for (let n = 60; n < 200; n++) Effect.runSync(limiter.consume("k", 5, hour, hour + n))
+    await collected()
+    expect(heap() - before).toBeLessThan(1_000_000)
+  })
+})
+
+describe("IdempotencyStore.memory over a long life", () => {
   it("forgets expired records as new keys are claimed, and keeps live ones", async () => {
     const store = Effect.runSync(Effect.provide(Effect.service(IdempotencyStore), IdempotencyStore.memory))
     const ttlMs = 1_000
