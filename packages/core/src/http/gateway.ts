@@ -37,8 +37,14 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 const utf8 = new TextDecoder("utf-8", { fatal: true })
 
 /** The media type of a `content-type` value, lower-cased and without parameters. */
-const mediaType = (contentType: string | undefined): string =>
-  (contentType ?? "").split(";")[0]?.trim().toLowerCase() ?? ""
+const mediaType = (contentType: string | undefined): string => {
+  if (contentType === undefined) return ""
+  const end = contentType.indexOf(";")
+  return (end === -1 ? contentType : contentType.slice(0, end)).trim().toLowerCase()
+}
+
+/** What a route without a body is handed. */
+const NO_BODY: Result.Result<unknown, GatewayError> = Result.succeed(undefined)
 
 /**
  * The body a route decodes, parsed by `content-type`; a failure is the error it is answered with. Plain code,
@@ -229,7 +235,7 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
     }
     const found = match.route
     const context: RouteContext = { request, params: match.params, requestId, clientIp: request.remoteAddress }
-    const body = found.accepts.length === 0 ? Result.succeed(undefined) : parseBody(found.accepts, request, bodyLimit)
+    const body = found.accepts.length === 0 ? NO_BODY : parseBody(found.accepts, request, bodyLimit)
     const { answerHeaders } = found
     const outcome: Effect.Effect<Reply, GatewayError, R> = Result.isSuccess(body)
       ? found.run(body.success, context, run.services)
