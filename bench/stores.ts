@@ -77,7 +77,8 @@ const hotPaths: ReadonlyArray<HotPath> = [
   {
     name: "RateLimiter.consume",
     setUp: Effect.void,
-    operation: (n) => RateLimiter.use((limiter) => limiter.consume(`ip:${n % PHONES}`, 1e9, 3_600_000, Date.now()))
+    operation: (n) =>
+      RateLimiter.use((limiter) => limiter.consume([{ key: `ip:${n % PHONES}`, limit: 1e9 }], 3_600_000, Date.now()))
   },
   {
     name: "UserStore.findOrCreate (existing user)",

@@ -92,7 +92,9 @@ describe("the Redis key layout", () => {
     const windowMs = 3_600_000
     const now = Date.now()
     const start = now - (now % windowMs)
-    await stores.runPromise(RateLimiter.use((limiter) => limiter.consume("otp:send:ip:203.0.113.9", 5, windowMs, now)))
+    await stores.runPromise(
+      RateLimiter.use((limiter) => limiter.consume([{ key: "otp:send:ip:203.0.113.9", limit: 5 }], windowMs, now))
+    )
     const key = "walletgate:{rate:otp:send:ip:203.0.113.9}"
     expect(await observer.hgetall(key)).toEqual({ s: String(start), c: "1" })
     const ttl = await observer.pttl(key)
@@ -225,7 +227,9 @@ describe("the Redis key layout", () => {
   it("puts the key prefix before every key", async () => {
     const prefixed = ManagedRuntime.make(RedisStores.layer({ url: server.url, keyPrefix: "tenant-a:" }))
     try {
-      await prefixed.runPromise(RateLimiter.use((limiter) => limiter.consume("k", 1, 60_000, Date.now())))
+      await prefixed.runPromise(
+        RateLimiter.use((limiter) => limiter.consume([{ key: "k", limit: 1 }], 60_000, Date.now()))
+      )
       expect(await observer.exists("tenant-a:{rate:k}")).toBe(1)
     } finally {
       await prefixed.dispose()
@@ -233,7 +237,7 @@ describe("the Redis key layout", () => {
   })
 
   it("sends a script's source again when Redis has forgotten it (after a restart or SCRIPT FLUSH)", async () => {
-    const limit = RateLimiter.use((limiter) => limiter.consume("flushed", 10, 60_000, Date.now()))
+    const limit = RateLimiter.use((limiter) => limiter.consume([{ key: "flushed", limit: 10 }], 60_000, Date.now()))
     await stores.runPromise(limit)
     await observer.script("FLUSH")
     expect(await stores.runPromise(limit)).toEqual({ allowed: true, remaining: 8 })

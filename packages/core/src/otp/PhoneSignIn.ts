@@ -89,16 +89,17 @@ export class PhoneSignIn extends Context.Service<
         )
         if (issued._tag === "ResendTooSoon") return yield* rateLimited(issued.retryAfterMs)
 
-        const perPhone = yield* limiter.consume(`otp:send:phone:${phone}`, policy.sendsPerPhonePerHour, HOUR_MS, now)
-        const perIp =
+        const phoneLimit = { key: `otp:send:phone:${phone}`, limit: policy.sendsPerPhonePerHour }
+        const limited = yield* limiter.consume(
           clientIp === undefined
-            ? perPhone
-            : yield* limiter.consume(`otp:send:ip:${clientIp}`, policy.sendsPerIpPerHour, HOUR_MS, now)
-        if (!perPhone.allowed || !perIp.allowed) {
+            ? [phoneLimit]
+            : [phoneLimit, { key: `otp:send:ip:${clientIp}`, limit: policy.sendsPerIpPerHour }],
+          HOUR_MS,
+          now
+        )
+        if (!limited.allowed) {
           yield* store.withdraw(phone, codeHash)
-          return yield* rateLimited(
-            Math.max(perPhone.allowed ? 0 : perPhone.retryAfterMs, perIp.allowed ? 0 : perIp.retryAfterMs)
-          )
+          return yield* rateLimited(limited.retryAfterMs)
         }
 
         if (test === undefined) {

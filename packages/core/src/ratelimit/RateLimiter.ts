@@ -11,17 +11,40 @@ export type RateDecision =
   | { readonly allowed: true; readonly remaining: number }
   | { readonly allowed: false; readonly retryAfterMs: number }
 
+/** One limit an event counts against: at most `limit` events per `key` in each window. */
+export interface RateLimit {
+  readonly key: string
+  readonly limit: number
+}
+
+/**
+ * The decision over several limits, each decided on its own: allowed when every one allows (with the least
+ * remaining), else refused for as long as the longest of the refusing ones waits.
+ */
+export const combinedDecision = (decisions: ReadonlyArray<RateDecision>): RateDecision => {
+  let remaining = Number.POSITIVE_INFINITY
+  let retryAfterMs = -1
+  for (const decision of decisions) {
+    if (decision.allowed) remaining = Math.min(remaining, decision.remaining)
+    else retryAfterMs = Math.max(retryAfterMs, decision.retryAfterMs)
+  }
+  return retryAfterMs >= 0 ? { allowed: false, retryAfterMs } : { allowed: true, remaining }
+}
+
 /**
  * Fixed-window counters: at most `limit` events per `key` in each window of `windowMs`. Counting and
- * deciding are one atomic step, so concurrent callers (on one or many instances) never overshoot.
+ * deciding are one atomic step per key, so concurrent callers (on one or many instances) never overshoot.
  */
 export class RateLimiter extends Context.Service<
   RateLimiter,
   {
-    /** Counts one event for `key` at `now` (ms) and says whether it is within the limit. */
+    /**
+     * Counts one event at `now` (ms) against each of `limits` (at least one), each in its own windows of
+     * `windowMs`, and says whether it is within all of them ({@link combinedDecision}). A limit that refuses
+     * does not count the event; the others still do. One call, so a remote store answers in one round trip.
+     */
     readonly consume: (
-      key: string,
-      limit: number,
+      limits: readonly [RateLimit, ...ReadonlyArray<RateLimit>],
       windowMs: number,
       now: number
     ) => Effect.Effect<RateDecision, StoreUnavailable>
@@ -54,21 +77,26 @@ export class RateLimiter extends Context.Service<
       }
       nextForget = Number.POSITIVE_INFINITY
     }
+    const consumeOne = ({ key, limit }: RateLimit, windowMs: number, now: number): RateDecision => {
+      const start = now - (now % windowMs)
+      let current = windows.get(key)
+      if (current?.start !== start) {
+        if (current !== undefined) windows.delete(key)
+        current = { start, end: start + windowMs, count: 0 }
+        windows.set(key, current)
+        nextForget = Math.min(nextForget, current.end)
+      }
+      if (current.count >= limit) return { allowed: false, retryAfterMs: current.end - now }
+      current.count += 1
+      return { allowed: true, remaining: limit - current.count }
+    }
     return RateLimiter.of({
-      consume: (key, limit, windowMs, now) =>
+      consume: (limits, windowMs, now) =>
         Effect.sync((): RateDecision => {
           forgetEnded(now)
-          const start = now - (now % windowMs)
-          let current = windows.get(key)
-          if (current?.start !== start) {
-            if (current !== undefined) windows.delete(key)
-            current = { start, end: start + windowMs, count: 0 }
-            windows.set(key, current)
-            nextForget = Math.min(nextForget, current.end)
-          }
-          if (current.count >= limit) return { allowed: false, retryAfterMs: current.end - now }
-          current.count += 1
-          return { allowed: true, remaining: limit - current.count }
+          return limits.length === 1
+            ? consumeOne(limits[0], windowMs, now)
+            : combinedDecision(limits.map((limit) => consumeOne(limit, windowMs, now)))
         })
     })
   })
