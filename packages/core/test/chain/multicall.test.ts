@@ -1,4 +1,4 @@
-import { type Address, createPublicClient, getAddress, http, parseEther } from "viem"
+import { type Address, createPublicClient, getAddress, type Hash, http, parseEther } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { multicallArtifact, testTokenArtifact } from "../../src/chain/artifacts"
 import { freshAddress, type LocalChain, startLocalChain } from "./fixture"
@@ -12,29 +12,27 @@ const amountOf = (index: number): bigint => BigInt(index + 1) * 10n ** 6n + BigI
 
 beforeAll(async () => {
   local = await startLocalChain()
-  // 100 deployments, then 100 mints, each sent at once with explicit nonces, then awaited together.
-  const deployer = local.relayer.account.address
-  let nonce = await local.publicClient.getTransactionCount({ address: deployer, blockTag: "pending" })
-  const deployments = await Promise.all(
-    Array.from({ length: tokenCount }, (_, i) =>
-      local.relayer.deployContract({ ...testTokenArtifact, args: [`Token ${i}`, `T${i}`, 6], nonce: nonce++ })
-    )
-  )
+  // 100 deployments, then 100 mints, sent one after the other and awaited together. Sent at once they could reach
+  // anvil out of nonce order, and a transaction queued behind a gap was at times never mined (the setup hung).
+  const deployments: Array<Hash> = []
+  for (let i = 0; i < tokenCount; i++) {
+    deployments.push(await local.relayer.deployContract({ ...testTokenArtifact, args: [`Token ${i}`, `T${i}`, 6] }))
+  }
   for (const receipt of await Promise.all(deployments.map(local.receipt))) {
     if (!receipt.contractAddress) throw new Error(`deployment ${receipt.transactionHash} made no contract`)
     tokens.push(getAddress(receipt.contractAddress))
   }
-  const mints = await Promise.all(
-    tokens.map((token, i) =>
-      local.relayer.writeContract({
+  const mints: Array<Hash> = []
+  for (const [i, token] of tokens.entries()) {
+    mints.push(
+      await local.relayer.writeContract({
         address: token,
         abi: testTokenArtifact.abi,
         functionName: "mint",
-        args: [holder, amountOf(i)],
-        nonce: nonce++
+        args: [holder, amountOf(i)]
       })
     )
-  )
+  }
   await Promise.all(mints.map(local.receipt))
   await local.receipt(await local.relayer.sendTransaction({ to: holder, value: parseEther("0.5") }))
 })
