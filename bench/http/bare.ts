@@ -7,7 +7,8 @@
 // - every request: routing by method and path, a UUID for x-request-id, the body serialised per request
 //   (walletgate serialises per request too);
 // - POST signInWithOTP: the media type must be application/json, the body is read within 100 KiB (with
-//   walletgate's own `readBodyWithin`, so that both sides read it alike), decoded as strict UTF-8 and JSON.parse'd (as walletgate reads a body no host parser took); the phone must be a
+//   walletgate's own readers, `readBodyWithin` from a Node stream and `readRequestBody` from a fetch `Request`, so
+//   that both sides read it alike), decoded as strict UTF-8 and JSON.parse'd (as walletgate reads a body no host parser took); the phone must be a
 //   string of at most 32 characters that, once spaces, dashes, dots and brackets are removed, has the shape of
 //   a NANP test number (walletgate looks test phones up in its configuration; no libphonenumber either side).
 // Bare answers the measured requests only; a failed check gets a plain JSON error (never exercised).
@@ -17,7 +18,6 @@
 // per-phone and per-IP hourly counters in a Map. That is the same job, not framework overhead, so it is a
 // separate target ("bare + state"): it shows how much of the gap is walletgate's own work rather than cost.
 import { createHmac, randomBytes, randomUUID } from "node:crypto"
-import { type BodySource, readBodyWithin } from "@walletgate/core"
 import { JWKS_PATH, type Reference, SIGN_IN_PATH, TEST_CODE } from "./requests.ts"
 
 /** One answer of a bare server. */
@@ -33,9 +33,10 @@ export interface BareServer {
   readonly answer: (method: string, path: string) => BareAnswer
   /** Whether this request is the sign-in, whose body {@link signIn} reads. */
   readonly isSignIn: (method: string, path: string) => boolean
+  /** The sign-in; `readBody` reads the request's body within {@link BARE_BODY_LIMIT}, as the framework's walletgate does. */
   readonly signIn: (
     contentType: string | undefined,
-    body: BodySource,
+    readBody: () => Promise<Uint8Array | undefined>,
     clientIp: string | undefined
   ) => Promise<BareAnswer>
 }
@@ -100,11 +101,12 @@ export const bareServer = (reference: Reference, options: { readonly withState: 
       method === "GET" && path === JWKS_PATH
         ? json(200, reference.jwks, "public, max-age=300")
         : { status: 404, headers: headers("application/problem+json"), body: JSON.stringify(reference.notFound) },
-    signIn: async (contentType, body, clientIp) => {
+    signIn: async (contentType, readBody, clientIp) => {
       if ((contentType ?? "").split(";")[0]?.trim().toLowerCase() !== "application/json") {
         return refused(415, "expected application/json")
       }
-      const bytes = await readBodyWithin(body, BARE_BODY_LIMIT)
+      const bytes = await readBody()
+      if (bytes === undefined) return refused(400, "body required")
       if (bytes.byteLength > BARE_BODY_LIMIT) return refused(413, "body too large")
       let parsed: unknown
       try {

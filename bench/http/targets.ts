@@ -9,6 +9,7 @@ import {
   makeGateway,
   methodTakesBody,
   readBodyWithin,
+  readRequestBody,
   SmsSender,
   singleValuedHeaders
 } from "@walletgate/core"
@@ -90,7 +91,7 @@ const bareExpress = (bare: BareServer): Server => {
   const app = express()
   app.post("/functions/v1/signInWithOTP", (req, res, next) => {
     bare
-      .signIn(req.headers["content-type"], req, req.ip)
+      .signIn(req.headers["content-type"], () => readBodyWithin(req, BARE_BODY_LIMIT), req.ip)
       .then((answer) => writeExpress(res, answer))
       .catch(next)
   })
@@ -103,7 +104,7 @@ const bareKoa = (bare: BareServer): Server => {
   const app = new Koa()
   app.use(async (ctx) => {
     const answer = bare.isSignIn(ctx.method, ctx.path)
-      ? await bare.signIn(ctx.get("content-type"), ctx.req, ctx.ip)
+      ? await bare.signIn(ctx.get("content-type"), () => readBodyWithin(ctx.req, BARE_BODY_LIMIT), ctx.ip)
       : bare.answer(ctx.method, ctx.path)
     ctx.status = answer.status
     for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value)
@@ -126,7 +127,7 @@ const bareNode = (bare: BareServer): Server =>
     const method = req.method ?? "GET"
     const path = pathOf(req)
     const answered = bare.isSignIn(method, path)
-      ? bare.signIn(req.headers["content-type"], req, req.socket.remoteAddress)
+      ? bare.signIn(req.headers["content-type"], () => readBodyWithin(req, BARE_BODY_LIMIT), req.socket.remoteAddress)
       : Promise.resolve(bare.answer(method, path))
     answered.then(
       (answer) => {
@@ -179,7 +180,11 @@ const bareFetch =
   async (request: Request): Promise<Response> => {
     const { pathname } = new URL(request.url)
     const answer = bare.isSignIn(request.method, pathname)
-      ? await bare.signIn(request.headers.get("content-type") ?? undefined, request.body ?? [], undefined)
+      ? await bare.signIn(
+          request.headers.get("content-type") ?? undefined,
+          () => readRequestBody(request, BARE_BODY_LIMIT),
+          undefined
+        )
       : bare.answer(request.method, pathname)
     return new Response(answer.body, { status: answer.status, headers: answer.headers })
   }

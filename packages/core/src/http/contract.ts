@@ -96,6 +96,23 @@ export const readBodyWithin = async (source: BodySource, limit: number): Promise
   return joinWithin(chunks, size, limit)
 }
 
+const DECIMAL_LENGTH = /^[0-9]{1,15}$/
+
+/**
+ * The body of a web-standard `Request`, within `limit` as {@link readBodyWithin} reads it; `undefined` when it has
+ * none. A body whose `Content-Length` is declared and within the limit is read in one piece (`arrayBuffer()`, a few
+ * µs cheaper than iterating its stream: the runtime that made the `Request` framed the body by that length, RFC 9112
+ * §6.3); any other body is read chunk by chunk and cut at `limit + 1` bytes.
+ */
+export const readRequestBody = async (request: Request, limit: number): Promise<Uint8Array | undefined> => {
+  if (request.body === null) return undefined
+  const declared = request.headers.get("content-length")
+  if (declared !== null && DECIMAL_LENGTH.test(declared) && Number(declared) <= limit) {
+    return new Uint8Array(await request.arrayBuffer())
+  }
+  return readBodyWithin(request.body, limit)
+}
+
 /** A host's request stream, whose body an adapter may still have to read (a Node `IncomingMessage` is one). */
 export type HostStream = AsyncIterable<Uint8Array | string> & { readonly readableEnded: boolean }
 

@@ -8,7 +8,7 @@ import * as LogLevel from "effect/LogLevel"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as References from "effect/References"
 import * as Result from "effect/Result"
-import { type Gateway, type GatewayRequest, type GatewayResponse, readBodyWithin } from "./contract"
+import { type Gateway, type GatewayRequest, type GatewayResponse, readRequestBody } from "./contract"
 import {
   BodyRequired,
   type GatewayError,
@@ -303,7 +303,7 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
     request.headers.forEach((value, name) => {
       headers[name] = value
     })
-    const rawBody = request.body === null ? undefined : await readBodyWithin(request.body, bodyLimit)
+    const rawBody = await readRequestBody(request, bodyLimit)
     const response = await handle({
       method: request.method,
       path: url.pathname,

@@ -6,6 +6,7 @@ import {
   OtpPolicy,
   OtpStore,
   readBodyWithin,
+  readRequestBody,
   SigningKeys,
   StoreUnavailable,
   singleValuedHeaders
@@ -132,6 +133,68 @@ describe("readBodyWithin on a Node stream", () => {
       // drained, as a host body parser would
     }
     expect((await readBodyWithin(consumed, 100)).byteLength).toBe(0)
+  })
+})
+
+describe("readRequestBody", () => {
+  /** A streamed body of `chunks` chunks of 10 bytes, counting how many were pulled. */
+  const streamed = (chunks: number) => {
+    const counter = { pulled: 0 }
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (counter.pulled === chunks) return controller.close()
+        counter.pulled++
+        controller.enqueue(new Uint8Array(10).fill(counter.pulled))
+      }
+    })
+    return { stream, counter }
+  }
+  const postOf = (body: BodyInit | null, headers: Record<string, string> = {}) =>
+    new Request("http://gateway.test/", { method: "POST", body, headers, duplex: "half" } as RequestInit)
+
+  it("reads a body of declared length within the limit whole", async () => {
+    const body = await readRequestBody(postOf('{"phone":"+14155552671"}', { "content-length": "24" }), 100)
+    expect(new TextDecoder().decode(body)).toBe('{"phone":"+14155552671"}')
+  })
+
+  it("reads a body declared larger than the limit only to one byte past it", async () => {
+    const { stream, counter } = streamed(100)
+    const body = await readRequestBody(postOf(stream, { "content-length": "1000" }), 25)
+    expect(body?.byteLength).toBe(26)
+    expect(counter.pulled).toBeLessThan(100)
+  })
+
+  it("reads a body of unknown length only to one byte past the limit", async () => {
+    const { stream, counter } = streamed(100)
+    const body = await readRequestBody(postOf(stream), 25)
+    expect(body?.byteLength).toBe(26)
+    expect(counter.pulled).toBeLessThan(100)
+  })
+
+  it("streams a body whose length is not a plain decimal", async () => {
+    const { stream } = streamed(3)
+    const body = await readRequestBody(postOf(stream, { "content-length": "+30" }), 100)
+    expect(body?.byteLength).toBe(30)
+  })
+
+  it("answers undefined for a request without a body", async () => {
+    expect(await readRequestBody(new Request("http://gateway.test/"), 100)).toBeUndefined()
+  })
+
+  it("lets gateway.fetch refuse a declared oversized body with 413", async () => {
+    const gateway = makeGateway({ bodyLimit: 25, loggers: [] })
+    const { stream, counter } = streamed(100)
+    const response = await gateway.fetch(
+      new Request("http://gateway.test/functions/v1/signInWithOTP", {
+        method: "POST",
+        body: stream,
+        headers: { "content-type": "application/json", "content-length": "1000" },
+        duplex: "half"
+      } as RequestInit)
+    )
+    expect(response.status).toBe(413)
+    expect(counter.pulled).toBeLessThan(100)
+    await gateway.dispose()
   })
 })
 
