@@ -2,8 +2,9 @@
 //
 // bench/http.ts measures time and CPU time over loopback, which a shared 2-core machine moves by 10-25 % between
 // identical runs. This counts the instructions the CPU executes instead (valgrind's callgrind, which runs the
-// program on a synthetic CPU): for the same program and inputs it moves by at most a few per cent (most counts
-// by under 0.3 %), whatever else the machine does. Each request is answered in process (bench/instructions/worker.ts) by `gateway.handle` and by
+// program on a synthetic CPU): for the same program and inputs the sign-in's count moves by about 2 %; the cheap
+// requests' by up to 30 % between a busy machine and a quiet one (likely V8's time-driven heuristics), so compare those
+// over several runs. Each request is answered in process (bench/instructions/worker.ts) by `gateway.handle` and by
 // the bare logic the HTTP benchmark's bare servers run (bench/http/bare.ts, with its in-memory state), so the
 // difference is walletgate's own cost, frameworks and sockets left out. Node runs with --single-threaded (no
 // concurrent GC or compiler threads, whose timing moved the count by ~10 %) and fixed hash and random seeds
