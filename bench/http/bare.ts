@@ -4,8 +4,8 @@
 // "Equivalent work" means: the same answer (status, the same four headers, the same JSON body bytes; a fresh
 // random x-request-id) from the same checks walletgate makes on these requests, written the cheap way a
 // careful developer would write them by hand:
-// - every request: routing by method and path, a UUID for x-request-id, the body serialised per request
-//   (walletgate serialises per request too);
+// - every request: routing by method and path, the client's x-request-id echoed when it is a sane value (as
+//   walletgate does), else a fresh UUID; the body serialised per request (walletgate serialises per request too);
 // - POST signInWithOTP: the media type must be application/json, the body is read within 100 KiB (with
 //   walletgate's own readers, `readBodyWithin` from a Node stream and `readRequestBody` from a fetch `Request`, so
 //   that both sides read it alike), decoded as strict UTF-8 and JSON.parse'd (as walletgate reads a body no host parser took); the phone must be a
@@ -29,15 +29,16 @@ export interface BareAnswer {
 
 /** The bare logic, framework aside: each framework maps its request to these calls and writes the answer. */
 export interface BareServer {
-  /** The answer to anything but the sign-in. */
-  readonly answer: (method: string, path: string) => BareAnswer
+  /** The answer to anything but the sign-in; `offeredId` is the request's `x-request-id` header. */
+  readonly answer: (method: string, path: string, offeredId: string | undefined) => BareAnswer
   /** Whether this request is the sign-in, whose body {@link signIn} reads. */
   readonly isSignIn: (method: string, path: string) => boolean
   /** The sign-in; `readBody` reads the request's body within {@link BARE_BODY_LIMIT}, as the framework's walletgate does. */
   readonly signIn: (
     contentType: string | undefined,
     readBody: () => Promise<Uint8Array | undefined>,
-    clientIp: string | undefined
+    clientIp: string | undefined,
+    offeredId: string | undefined
   ) => Promise<BareAnswer>
 }
 
@@ -50,18 +51,22 @@ const SENDS_PER_PHONE_PER_HOUR = 5
 const NANP_TEST_PHONE = /^\+1[2-9]\d{2}[2-9]\d{6}$/
 const utf8 = new TextDecoder("utf-8", { fatal: true })
 
-const headers = (contentType: string, cacheControl = "no-store") => ({
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
+/** The request's own id when it is sane, else a fresh one. */
+const requestIdOf = (offered: string | undefined) =>
+  offered !== undefined && SANE_REQUEST_ID.test(offered) ? offered : randomUUID()
+const headers = (requestId: string, contentType: string, cacheControl = "no-store") => ({
   "cache-control": cacheControl,
   "content-type": contentType,
   "x-content-type-options": "nosniff",
-  "x-request-id": randomUUID()
+  "x-request-id": requestId
 })
-const json = (status: number, body: unknown, cacheControl?: string): BareAnswer => ({
+const json = (requestId: string, status: number, body: unknown, cacheControl?: string): BareAnswer => ({
   status,
-  headers: headers("application/json", cacheControl),
+  headers: headers(requestId, "application/json", cacheControl),
   body: JSON.stringify(body)
 })
-const refused = (status: number, error: string): BareAnswer => json(status, { error })
 
 /** The code records and hourly counters of walletgate's in-memory ports, for one test phone's sign-in. */
 const otpState = () => {
@@ -97,11 +102,17 @@ export const bareServer = (reference: Reference, options: { readonly withState: 
   const sendCode = options.withState ? otpState() : undefined
   return {
     isSignIn: (method, path) => method === "POST" && path === SIGN_IN_PATH,
-    answer: (method, path) =>
+    answer: (method, path, offeredId) =>
       method === "GET" && path === JWKS_PATH
-        ? json(200, reference.jwks, "public, max-age=300")
-        : { status: 404, headers: headers("application/problem+json"), body: JSON.stringify(reference.notFound) },
-    signIn: async (contentType, readBody, clientIp) => {
+        ? json(requestIdOf(offeredId), 200, reference.jwks, "public, max-age=300")
+        : {
+            status: 404,
+            headers: headers(requestIdOf(offeredId), "application/problem+json"),
+            body: JSON.stringify(reference.notFound)
+          },
+    signIn: async (contentType, readBody, clientIp, offeredId) => {
+      const requestId = requestIdOf(offeredId)
+      const refused = (status: number, error: string): BareAnswer => json(requestId, status, { error })
       if ((contentType ?? "").split(";")[0]?.trim().toLowerCase() !== "application/json") {
         return refused(415, "expected application/json")
       }
@@ -119,7 +130,7 @@ export const bareServer = (reference: Reference, options: { readonly withState: 
       const compact = phone.replace(/[\s\-().]/g, "")
       if (!NANP_TEST_PHONE.test(compact)) return refused(400, "invalid phone")
       if (sendCode !== undefined && !sendCode(compact, clientIp)) return refused(429, "too many codes")
-      return json(200, { sent: true, expires_in: CODE_TTL_SECONDS, resend_after: RESEND_SECONDS })
+      return json(requestId, 200, { sent: true, expires_in: CODE_TTL_SECONDS, resend_after: RESEND_SECONDS })
     }
   }
 }

@@ -16,7 +16,7 @@ import {
 import { walletgate as expressWalletgate } from "@walletgate/express"
 import { walletgate as koaWalletgate } from "@walletgate/koa"
 import * as Layer from "effect/Layer"
-import express, { type Response as ExpressResponse } from "express"
+import express, { type Request as ExpressRequest, type Response as ExpressResponse } from "express"
 import Koa from "koa"
 import { BARE_BODY_LIMIT, type BareAnswer, type BareServer, bareServer } from "./bare.ts"
 import { MISSING_PATH, type Reference, testPhones } from "./requests.ts"
@@ -80,6 +80,12 @@ const listen = (server: Server, disposeAlso: () => Promise<void> = async () => u
     })
   })
 
+/** A request's `x-request-id`, as the bare servers read it (Node joins a repeated one into one string). */
+const offeredId = (headers: IncomingMessage["headers"]): string | undefined => {
+  const value = headers["x-request-id"]
+  return typeof value === "string" ? value : undefined
+}
+
 /** Writes an answer as walletgate's Express adapter does: status, headers one by one, `end`. */
 const writeExpress = (res: ExpressResponse, answer: BareAnswer) => {
   res.status(answer.status)
@@ -91,12 +97,14 @@ const bareExpress = (bare: BareServer): Server => {
   const app = express()
   app.post("/functions/v1/signInWithOTP", (req, res, next) => {
     bare
-      .signIn(req.headers["content-type"], () => readBodyWithin(req, BARE_BODY_LIMIT), req.ip)
+      .signIn(req.headers["content-type"], () => readBodyWithin(req, BARE_BODY_LIMIT), req.ip, offeredId(req.headers))
       .then((answer) => writeExpress(res, answer))
       .catch(next)
   })
-  app.get("/functions/v1/.well-known/jwks.json", (req, res) => writeExpress(res, bare.answer(req.method, req.path)))
-  app.use((req, res) => writeExpress(res, bare.answer(req.method, req.path)))
+  const answer = (req: ExpressRequest, res: ExpressResponse) =>
+    writeExpress(res, bare.answer(req.method, req.path, offeredId(req.headers)))
+  app.get("/functions/v1/.well-known/jwks.json", answer)
+  app.use(answer)
   return createServer(app)
 }
 
@@ -104,8 +112,13 @@ const bareKoa = (bare: BareServer): Server => {
   const app = new Koa()
   app.use(async (ctx) => {
     const answer = bare.isSignIn(ctx.method, ctx.path)
-      ? await bare.signIn(ctx.get("content-type"), () => readBodyWithin(ctx.req, BARE_BODY_LIMIT), ctx.ip)
-      : bare.answer(ctx.method, ctx.path)
+      ? await bare.signIn(
+          ctx.get("content-type"),
+          () => readBodyWithin(ctx.req, BARE_BODY_LIMIT),
+          ctx.ip,
+          offeredId(ctx.headers)
+        )
+      : bare.answer(ctx.method, ctx.path, offeredId(ctx.headers))
     ctx.status = answer.status
     for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value)
     ctx.body = answer.body
@@ -127,8 +140,13 @@ const bareNode = (bare: BareServer): Server =>
     const method = req.method ?? "GET"
     const path = pathOf(req)
     const answered = bare.isSignIn(method, path)
-      ? bare.signIn(req.headers["content-type"], () => readBodyWithin(req, BARE_BODY_LIMIT), req.socket.remoteAddress)
-      : Promise.resolve(bare.answer(method, path))
+      ? bare.signIn(
+          req.headers["content-type"],
+          () => readBodyWithin(req, BARE_BODY_LIMIT),
+          req.socket.remoteAddress,
+          offeredId(req.headers)
+        )
+      : Promise.resolve(bare.answer(method, path, offeredId(req.headers)))
     answered.then(
       (answer) => {
         writeNode(res, answer)
@@ -183,9 +201,10 @@ const bareFetch =
       ? await bare.signIn(
           request.headers.get("content-type") ?? undefined,
           () => readRequestBody(request, BARE_BODY_LIMIT),
-          undefined
+          undefined,
+          request.headers.get("x-request-id") ?? undefined
         )
-      : bare.answer(request.method, pathname)
+      : bare.answer(request.method, pathname, request.headers.get("x-request-id") ?? undefined)
     return new Response(answer.body, { status: answer.status, headers: answer.headers })
   }
 

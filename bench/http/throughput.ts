@@ -130,25 +130,35 @@ const startChild = async (name: TargetName, reference: Reference): Promise<Child
   return { origin: `http://127.0.0.1:${port}`, stop, cpuMicroseconds: () => cpuMicrosecondsOf(child.pid) }
 }
 
+const OFFERED_REQUEST_ID = "bench-check.1"
+
 /**
  * What every server's answer to `request` must have in common: the status, the headers but for the random
- * x-request-id (which must be a UUID), and the body (the JWKS: its size, each server having its own key).
+ * x-request-id (which must be a UUID, or the client's own when it sent a sane one), and the body (the JWKS: its
+ * size, each server having its own key). `next` numbers the bodies (each sign-in goes to a phone not used before).
  */
-const shapeOf = async (origin: string, request: MeasuredRequest, n: number): Promise<string> => {
-  const response = await fetch(`${origin}${request.path}`, {
-    method: request.method,
-    ...(request.body === undefined ? {} : { headers: { "content-type": "application/json" }, body: request.body(n) })
-  })
+const shapeOf = async (origin: string, request: MeasuredRequest, next: () => number): Promise<string> => {
+  const send = (headers: Record<string, string>) =>
+    fetch(`${origin}${request.path}`, {
+      method: request.method,
+      ...(request.body === undefined
+        ? { headers }
+        : { headers: { ...headers, "content-type": "application/json" }, body: request.body(next()) })
+    })
+  const response = await send({})
   const body = await response.text()
   const requestId = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(
     response.headers.get("x-request-id") ?? ""
   )
+  const offered = await send({ "x-request-id": OFFERED_REQUEST_ID })
+  await offered.arrayBuffer()
+  const echoed = offered.headers.get("x-request-id") === OFFERED_REQUEST_ID
   return [
     `status ${response.status}`,
     ...["content-type", "cache-control", "x-content-type-options"].map(
       (name) => `${name}: ${response.headers.get(name)}`
     ),
-    `x-request-id: ${requestId ? "a UUID" : "missing"}`,
+    `x-request-id: ${requestId ? "a UUID" : "missing"}, ${echoed ? "the client's own echoed" : "the client's own not echoed"}`,
     request.path === JWKS_PATH ? `${Buffer.byteLength(body)} bytes` : body
   ].join("\n")
 }
@@ -187,7 +197,7 @@ export const measureThroughput = async (
         const next = () => sent++
         for (const request of requestsOf(target)) {
           if (target.answersDiffer !== true) {
-            const shape = await shapeOf(child.origin, request, next())
+            const shape = await shapeOf(child.origin, request, next)
             const first = shapes.get(request.name) ?? { target: target.name, shape }
             shapes.set(request.name, first)
             if (shape !== first.shape) {

@@ -40,8 +40,13 @@ const main = async () => {
     const bare = bareServer(JSON.parse(referenceText ?? "{}") as Reference, { withState: true })
     for (let i = 0; i < count; i++) {
       const answer = bare.isSignIn(method, path)
-        ? await bare.signIn(headers["content-type"], () => readBodyWithin(body(), BARE_BODY_LIMIT), "127.0.0.1")
-        : await Promise.resolve(bare.answer(method, path))
+        ? await bare.signIn(
+            headers["content-type"],
+            () => readBodyWithin(body(), BARE_BODY_LIMIT),
+            "127.0.0.1",
+            undefined
+          )
+        : await Promise.resolve(bare.answer(method, path, undefined))
       if (answer.status >= 500) throw new Error(answer.body)
     }
     return
