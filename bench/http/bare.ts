@@ -1,16 +1,17 @@
 // What a hand-written server does for the measured requests, shared by the bare Express, Koa and node:http
 // servers so that the three do exactly the same work and differ only in their framework.
 //
-// "Equivalent work" means: the same answer (status, the same four headers, the same JSON body bytes; a fresh
-// random x-request-id) from the same checks walletgate makes on these requests, written the cheap way a
-// careful developer would write them by hand:
+// "Equivalent work" means: the same answer (status, the same four headers, the same JSON body bytes; the
+// x-request-id the client's own or a fresh random one) from the same checks walletgate makes on these requests,
+// written the cheap way a careful developer would write them by hand:
 // - every request: routing by method and path, the client's x-request-id echoed when it is a sane value (as
 //   walletgate does), else a fresh UUID; the body serialised per request (walletgate serialises per request too);
 // - POST signInWithOTP: the media type must be application/json, the body is read within 100 KiB (with
 //   walletgate's own readers, `readBodyWithin` from a Node stream and `readRequestBody` from a fetch `Request`, so
-//   that both sides read it alike), decoded as strict UTF-8 and JSON.parse'd (as walletgate reads a body no host parser took); the phone must be a
-//   string of at most 32 characters that, once spaces, dashes, dots and brackets are removed, has the shape of
-//   a NANP test number (walletgate looks test phones up in its configuration; no libphonenumber either side).
+//   that both sides read it alike), decoded as strict UTF-8 and JSON.parse'd (as walletgate reads a body no host
+//   parser took); the phone must be a string of at most 32 characters that, once spaces, dashes, dots and
+//   brackets are removed, has the shape of a NANP test number (walletgate looks test phones up in its
+//   configuration; no libphonenumber either side).
 // Bare answers the measured requests only; a failed check gets a plain JSON error (never exercised).
 //
 // Optionally (`withState`) the sign-in also does the state work walletgate's in-memory ports do for a test
