@@ -64,6 +64,26 @@ describe("makeGateway", () => {
     expect(() => makeGateway({ bodyLimit: 0 })).toThrow(/bodyLimit/)
   })
 
+  it("decodes a body by its schema: unknown fields are ignored, a wrong one is named however often it comes", async () => {
+    const outbox = new SmsOutbox()
+    const gateway = makeGateway({ ports: Layer.mergeAll(embeddedPorts(), outbox.layer), loggers: [] })
+    const accepted = await gateway.handle(post("/functions/v1/signInWithOTP", { phone: "+14155552671", extra: [1] }))
+    expect(accepted.status).toBe(200)
+    // The first refusal and the ones after it (a decoder compiled on first use) list the same problems.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const refused = await gateway.handle(post("/functions/v1/verifyOTP", { phone: 7, token: "12345" }))
+      expect(refused.status).toBe(400)
+      expect(JSON.parse(refused.body)).toMatchObject({
+        code: "invalid_request",
+        errors: [
+          { path: "/phone", message: "Expected a string" },
+          { path: "/token", message: "Expected a string of 6 digits" }
+        ]
+      })
+    }
+    await gateway.dispose()
+  })
+
   it("answers 413 from Content-Length alone, before reading a body", async () => {
     const gateway = makeGateway({ bodyLimit: 10, loggers: [] })
     const response = await gateway.handle({
