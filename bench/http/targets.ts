@@ -41,6 +41,62 @@ export const targetNames = [
 /** The name of a server. */
 export type TargetName = (typeof targetNames)[number]
 
+/** walletgate and the bare apps it is compared with, on one framework. */
+export interface Pair {
+  readonly framework: string
+  readonly walletgate: TargetName
+  readonly bare: TargetName
+  /** The bare app doing walletgate's in-memory state work of a sign-in too (bench/http/bare.ts). */
+  readonly bareWithState: TargetName
+  /**
+   * Whether the goal is judged on this pair. Not where the two sides differ by more than walletgate: the same
+   * `gateway.fetch` against bare node:http carries the Request/Response bridge, which the pair behind the same
+   * bridge on both sides leaves out.
+   */
+  readonly judged: boolean
+}
+
+/** Every pair the benchmarks compare, one per framework (and `gateway.fetch` twice). */
+export const pairs: ReadonlyArray<Pair> = [
+  {
+    framework: "Express 5",
+    walletgate: "walletgate Express",
+    bare: "bare Express",
+    bareWithState: "bare Express + state",
+    judged: true
+  },
+  {
+    framework: "Koa 3",
+    walletgate: "walletgate Koa",
+    bare: "bare Koa",
+    bareWithState: "bare Koa + state",
+    judged: true
+  },
+  // gateway.fetch and a bare fetch handler behind the same node:http bridge: walletgate's own cost.
+  {
+    framework: "fetch (node:http bridge)",
+    walletgate: "walletgate fetch (node:http bridge)",
+    bare: "bare fetch (node:http bridge)",
+    bareWithState: "bare fetch + state (node:http bridge)",
+    judged: true
+  },
+  // The same gateway.fetch against a bare node:http handler: the bridge's Request/Response cost included.
+  {
+    framework: "node:http (fetch)",
+    walletgate: "walletgate fetch (node:http bridge)",
+    bare: "bare node:http",
+    bareWithState: "bare node:http + state",
+    judged: false
+  },
+  {
+    framework: "node:http (handle)",
+    walletgate: "walletgate handle (node:http)",
+    bare: "bare node:http",
+    bareWithState: "bare node:http + state",
+    judged: true
+  }
+]
+
 /** A listening server. */
 export interface RunningTarget {
   readonly port: number

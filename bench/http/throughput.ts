@@ -44,12 +44,15 @@ export interface ThroughputRow {
   readonly p99Ms: number
   /** The server's CPU time per request (user + system, GC threads included), in µs; `undefined` off Linux. */
   readonly cpuMicrosecondsPerRequest: number | undefined
+  /** The user-mode part of it: the server's own code (JS, V8, Node, libuv), the kernel's work left out. */
+  readonly userCpuMicrosecondsPerRequest: number | undefined
   readonly runs: ReadonlyArray<MeasuredRun>
 }
 
 /** One load run, with the CPU time the server spent on it. */
 export interface MeasuredRun extends LoadResult {
   readonly cpuMicrosecondsPerRequest: number | undefined
+  readonly userCpuMicrosecondsPerRequest: number | undefined
 }
 
 const serveScript = fileURLToPath(new URL("./serve.ts", import.meta.url))
@@ -70,20 +73,30 @@ export const referenceAnswers = async (): Promise<Reference> => {
 interface Child {
   readonly origin: string
   readonly stop: () => Promise<void>
-  /** CPU time the child has used so far (user + system, all its threads), in µs; `undefined` off Linux. */
-  readonly cpuMicroseconds: () => number | undefined
+  /** CPU time the child has used so far (all its threads), in µs; `undefined` off Linux. */
+  readonly cpuTime: () => CpuTime | undefined
+}
+
+/** A process's CPU time, in µs, as the kernel splits it. */
+interface CpuTime {
+  /** In user mode: the process's own code. */
+  readonly user: number
+  /** In the kernel on the process's behalf (its system calls, and the interrupts that land while it runs). */
+  readonly system: number
 }
 
 const CLOCK_TICKS_PER_SECOND = 100
 
 /** A process's CPU time from `/proc/<pid>/stat` (utime and stime, fields 14 and 15, in clock ticks). */
-const cpuMicrosecondsOf = (pid: number | undefined): number | undefined => {
+const cpuTimeOf = (pid: number | undefined): CpuTime | undefined => {
   if (pid === undefined || process.platform !== "linux") return undefined
   try {
     // The command name (field 2) may hold spaces, so the fields are counted after its closing bracket.
     const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? []
-    const ticks = Number(fields[11]) + Number(fields[12])
-    return Number.isFinite(ticks) ? (ticks * 1_000_000) / CLOCK_TICKS_PER_SECOND : undefined
+    const [user, system] = [Number(fields[11]), Number(fields[12])]
+    return Number.isFinite(user) && Number.isFinite(system)
+      ? { user: (user * 1_000_000) / CLOCK_TICKS_PER_SECOND, system: (system * 1_000_000) / CLOCK_TICKS_PER_SECOND }
+      : undefined
   } catch {
     return undefined
   }
@@ -127,7 +140,13 @@ const startChild = async (name: TargetName, reference: Reference): Promise<Child
     await stop()
     throw error
   })
-  return { origin: `http://127.0.0.1:${port}`, stop, cpuMicroseconds: () => cpuMicrosecondsOf(child.pid) }
+  return { origin: `http://127.0.0.1:${port}`, stop, cpuTime: () => cpuTimeOf(child.pid) }
+}
+
+/** The median of a figure over runs, or `undefined` when some run lacks it. */
+const medianOf = (runs: ReadonlyArray<MeasuredRun>, figure: (run: MeasuredRun) => number | undefined) => {
+  const figures = runs.map(figure)
+  return figures.every((each) => each !== undefined) ? median(figures) : undefined
 }
 
 const OFFERED_REQUEST_ID = "bench-check.1"
@@ -207,15 +226,17 @@ export const measureThroughput = async (
             }
           }
           await load(child.origin, request, { ...settings, durationSeconds: settings.warmUpSeconds }, next)
-          const cpuBefore = child.cpuMicroseconds()
+          const cpuBefore = child.cpuTime()
           const measured = checked(target.name, request, await load(child.origin, request, settings, next))
-          const cpuAfter = child.cpuMicroseconds()
+          const cpuAfter = child.cpuTime()
+          const perRequest = (part: (time: CpuTime) => number) =>
+            cpuBefore === undefined || cpuAfter === undefined
+              ? undefined
+              : (part(cpuAfter) - part(cpuBefore)) / measured.responses
           const result: MeasuredRun = {
             ...measured,
-            cpuMicrosecondsPerRequest:
-              cpuBefore === undefined || cpuAfter === undefined
-                ? undefined
-                : (cpuAfter - cpuBefore) / measured.responses
+            cpuMicrosecondsPerRequest: perRequest((time) => time.user + time.system),
+            userCpuMicrosecondsPerRequest: perRequest((time) => time.user)
           }
           runs.set(key(target.name, request), [...(runs.get(key(target.name, request)) ?? []), result])
         }
@@ -235,9 +256,8 @@ export const measureThroughput = async (
         requestsPerSecond: median(results.map((result) => result.requestsPerSecond)),
         p50Ms: median(results.map((result) => result.p50Ms)),
         p99Ms: median(results.map((result) => result.p99Ms)),
-        cpuMicrosecondsPerRequest: results.every((result) => result.cpuMicrosecondsPerRequest !== undefined)
-          ? median(results.map((result) => result.cpuMicrosecondsPerRequest ?? Number.NaN))
-          : undefined,
+        cpuMicrosecondsPerRequest: medianOf(results, (result) => result.cpuMicrosecondsPerRequest),
+        userCpuMicrosecondsPerRequest: medianOf(results, (result) => result.userCpuMicrosecondsPerRequest),
         runs: results
       }
     })
