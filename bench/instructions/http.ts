@@ -1,0 +1,171 @@
+// The instructions one of bench/http's servers executes per request over loopback, in user mode. The server
+// (bench/http/serve.ts) runs under valgrind's callgrind; the client runs here, outside it, so that only the
+// server's own work is counted: its framework, walletgate or the bare logic, Node's HTTP parser, libuv, the
+// garbage collector, but neither the kernel's socket work (valgrind cannot see it) nor the load generator's.
+// Once the server is warm, for each request the client reads its counter (`callgrind_control -e Ir`, which
+// leaves the count alone), sends a window of requests and reads the counter again, a few windows in a row:
+// start-up and V8's compiling of the request path are left out, in one process. Requests go one after the
+// other on one keep-alive connection, so that the server reads each on its own and the count does not depend
+// on how requests happened to batch.
+import { spawn } from "node:child_process"
+import { Agent, request as httpRequest } from "node:http"
+import { fileURLToPath } from "node:url"
+import type { MeasuredRequest } from "../http/requests.ts"
+import { median } from "../http/statistics.ts"
+import type { TargetName } from "../http/targets.ts"
+
+const serveScript = fileURLToPath(new URL("../http/serve.ts", import.meta.url))
+
+/**
+ * valgrind's arguments to count what node running `script` with `args` executes, with the node flags every
+ * counted process runs with (see the top of bench/instructions.ts).
+ */
+export const countedNode = (script: string, ...args: ReadonlyArray<string>): Array<string> => [
+  "--tool=callgrind",
+  "--callgrind-out-file=/dev/null",
+  process.execPath,
+  "--single-threaded",
+  "--hash-seed=1",
+  "--random-seed=1",
+  script,
+  ...args
+]
+
+/** How many requests warm a server up, and how many are counted after them, in how many windows. */
+export interface HttpCountSettings {
+  /** Requests of each kind a server answers before any is counted. */
+  readonly warmUp: number
+  /** Requests of a kind answered again right before its windows. */
+  readonly windowWarmUp: number
+  /** Requests per counted window. */
+  readonly count: number
+  /**
+   * Counted windows, one after the other; a request's count is their median, so that a window in which the
+   * collector happened to compact the whole heap (start-up's garbage with it) does not decide the figure.
+   */
+  readonly windows: number
+}
+
+/** What a request cost the server: the median of its windows, and each window's count. */
+export interface HttpCount {
+  readonly perRequest: number
+  readonly windows: ReadonlyArray<number>
+}
+
+/**
+ * Sends `request` `count` times, one at a time on one connection, bodies numbered by `next`; rejects on any other
+ * status than the expected one (a count of errors would measure something else).
+ */
+const sendAll = async (port: number, request: MeasuredRequest, count: number, next: () => number) => {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+  try {
+    for (let n = 0; n < count; n++) {
+      const body = request.body?.(next())
+      const status = await new Promise<number>((resolve, reject) => {
+        const sent = httpRequest(
+          {
+            agent,
+            host: "127.0.0.1",
+            port,
+            method: request.method,
+            path: request.path,
+            headers:
+              body === undefined
+                ? {}
+                : { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) }
+          },
+          (response) => {
+            response.resume()
+            response.once("end", () => resolve(response.statusCode ?? 0))
+            response.once("error", reject)
+          }
+        )
+        sent.once("error", reject)
+        sent.end(body)
+      })
+      if (status !== request.status) throw new Error(`${request.name}: expected ${request.status}, got ${status}`)
+    }
+  } finally {
+    agent.destroy()
+  }
+}
+
+/** The instructions a process under callgrind has executed so far, all its threads together. */
+const executedBy = (pid: number) =>
+  new Promise<number>((resolve, reject) => {
+    const control = spawn("callgrind_control", ["-e", "Ir", String(pid)], { stdio: ["ignore", "pipe", "ignore"] })
+    let printed = ""
+    control.stdout.on("data", (chunk: Buffer) => {
+      printed += chunk.toString()
+    })
+    control.once("error", reject)
+    control.once("exit", () => {
+      const threads = [...printed.matchAll(/^\s*Th\s+\d+\s+([\d,]+)\s*$/gm)].map((match) =>
+        Number((match[1] ?? "").replaceAll(",", ""))
+      )
+      if (threads.length > 0) resolve(threads.reduce((sum, each) => sum + each, 0))
+      else reject(new Error(`callgrind_control printed no counts for ${pid}:\n${printed}`))
+    })
+  })
+
+/**
+ * Instructions per request of server `target` for each of `requests`, over HTTP: one process under callgrind
+ * answers them all, each after its own warm-up.
+ */
+export const serverInstructions = (
+  target: TargetName,
+  requests: ReadonlyArray<MeasuredRequest>,
+  settings: HttpCountSettings,
+  reference: string
+): Promise<ReadonlyMap<string, HttpCount>> =>
+  new Promise((resolve, reject) => {
+    const phones =
+      requests.filter((request) => request.body !== undefined).length *
+      (settings.warmUp + settings.windowWarmUp + settings.count * settings.windows)
+    const child = spawn("valgrind", countedNode(serveScript, target, reference), {
+      stdio: ["pipe", "pipe", "pipe"],
+      env: { ...process.env, TEST_PHONES: String(phones + 1) }
+    })
+    let diagnostics = ""
+    child.stderr.on("data", (chunk: Buffer) => {
+      diagnostics = (diagnostics + chunk.toString()).slice(-8000)
+    })
+    const counts = new Map<string, HttpCount>()
+    const measure = async (port: number, pid: number) => {
+      let sent = 0
+      const next = () => sent++
+      // The server first answers every request, so that whichever is counted first is no less warm than the
+      // others (counted first after a warm-up of its own, the unknown path still cost 2-8 times its later count).
+      for (const request of requests) await sendAll(port, request, settings.warmUp, next)
+      for (const request of requests) {
+        await sendAll(port, request, settings.windowWarmUp, next)
+        const windows: Array<number> = []
+        for (let window = 0; window < settings.windows; window++) {
+          const before = await executedBy(pid)
+          await sendAll(port, request, settings.count, next)
+          windows.push(Math.round(((await executedBy(pid)) - before) / settings.count))
+        }
+        counts.set(request.name, { perRequest: median(windows), windows })
+      }
+    }
+    let printed = ""
+    let started = false
+    child.stdout.on("data", (chunk: Buffer) => {
+      printed += chunk.toString()
+      const line = /^\{"port":(\d+)\}$/m.exec(printed)
+      if (started || line === null || child.pid === undefined) return
+      started = true
+      measure(Number(line[1]), child.pid).then(
+        () => child.stdin.end(),
+        (error: unknown) => {
+          child.kill("SIGKILL")
+          reject(error)
+        }
+      )
+    })
+    child.once("error", reject)
+    child.once("exit", (code) => {
+      if (code === 0 && counts.size === requests.length) resolve(counts)
+      else reject(new Error(`${target}: valgrind exited with ${code}\n${diagnostics}`))
+    })
+  })
