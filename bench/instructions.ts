@@ -22,7 +22,7 @@ import { spawn, spawnSync } from "node:child_process"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { availableParallelism } from "node:os"
 import { fileURLToPath } from "node:url"
-import { type MeasuredRequest, measuredRequests } from "./http/requests.ts"
+import { type MeasuredRequest, measuredRequests, type Reference } from "./http/requests.ts"
 import { table } from "./http/table.ts"
 import { pairs, type TargetName } from "./http/targets.ts"
 import { referenceAnswers } from "./http/throughput.ts"
@@ -30,7 +30,7 @@ import { countedNode, type HttpCountSettings, serverInstructions } from "./instr
 import { type InstructionRequest, type InstructionServer, instructionRequests } from "./instructions/worker.ts"
 
 const COUNTS = [10_000, 30_000] as const
-// Over HTTP (bench/instructions/http.ts), each request is counted in windows after a warm-up of its own.
+// Over HTTP (bench/instructions/http.ts): a warm-up of every request, then each request's windows.
 const OVER_HTTP: HttpCountSettings = { warmUp: 3_000, windowWarmUp: 500, count: 1_000, windows: 5 }
 const GOAL = 0.1
 const worker = fileURLToPath(new URL("./instructions/worker.ts", import.meta.url))
@@ -38,7 +38,7 @@ const worker = fileURLToPath(new URL("./instructions/worker.ts", import.meta.url
 /** Instructions a run of `count` requests executed, start-up included. */
 const instructionsOf = (server: InstructionServer, request: InstructionRequest, count: number, reference: string) =>
   new Promise<number>((resolve, reject) => {
-    const child = spawn("valgrind", countedNode(worker, server, request, String(count), reference), {
+    const child = spawn("valgrind", countedNode([worker, server, request, String(count), reference]), {
       stdio: ["ignore", "ignore", "pipe"],
       env: { ...process.env, TEST_PHONES: String(COUNTS[1] + 1) }
     })
@@ -78,7 +78,8 @@ export async function run(): Promise<void> {
     writeFileSync(new URL("instructions.json", results), `${JSON.stringify({ notMeasured: "valgrind" }, null, 2)}\n`)
     return
   }
-  const reference = JSON.stringify(await referenceAnswers())
+  const answers = await referenceAnswers()
+  const reference = JSON.stringify(answers)
   const requests = Object.keys(instructionRequests) as Array<InstructionRequest>
   const servers: ReadonlyArray<InstructionServer> = ["walletgate", "bare + state"]
   const cases = requests.flatMap((request) => servers.map((server) => ({ request, server })))
@@ -117,7 +118,7 @@ export async function run(): Promise<void> {
     )
   )
 
-  const overHttp = await countOverHttp(reference)
+  const overHttp = await countOverHttp(answers)
   console.log(
     `\n### Instructions per request in the server, over HTTP (user mode; median of ${OVER_HTTP.windows} ` +
       `windows of ${OVER_HTTP.count} requests after ${OVER_HTTP.warmUp} of each; goal: walletgate's own under ${GOAL * 100} %)\n`
@@ -159,7 +160,7 @@ export async function run(): Promise<void> {
  * with the same warm-ups, so that each count comes from a server in the same state; the bare side is the bare app
  * with the sign-in's state work, whose unknown path and JWKS are the plain bare app's.
  */
-const countOverHttp = async (reference: string) => {
+const countOverHttp = async (reference: Reference) => {
   const judged = pairs.filter((pair) => pair.judged)
   const targets = judged.flatMap((pair) => [pair.walletgate, pair.bareWithState])
   const counted = await inTurns(

@@ -70,8 +70,10 @@ export const referenceAnswers = async (): Promise<Reference> => {
 }
 
 /** A server in its child process. */
-interface Child {
+export interface Child {
   readonly origin: string
+  /** The child's process id (valgrind's, when it runs under valgrind). */
+  readonly pid: number | undefined
   readonly stop: () => Promise<void>
   /** CPU time the child has used so far (all its threads), in µs; `undefined` off Linux. */
   readonly cpuTime: () => CpuTime | undefined
@@ -102,10 +104,25 @@ const cpuTimeOf = (pid: number | undefined): CpuTime | undefined => {
   }
 }
 
-const startChild = async (name: TargetName, reference: Reference): Promise<Child> => {
-  const child: ChildProcess = spawn(process.execPath, [serveScript, name, JSON.stringify(reference)], {
-    stdio: ["pipe", "pipe", "pipe"]
-  })
+/** How a server's process is started: straight on node by default, or under a tool. */
+export interface Launch {
+  /** The program and its arguments that run node on `serveArguments` (bench/http/serve.ts and its own). */
+  readonly command: (serveArguments: ReadonlyArray<string>) => readonly [string, ReadonlyArray<string>]
+  readonly env: NodeJS.ProcessEnv
+  /** How long the server may take to announce its port. */
+  readonly startSeconds: number
+}
+
+const onNode: Launch = {
+  command: (serveArguments) => [process.execPath, serveArguments],
+  env: process.env,
+  startSeconds: 30
+}
+
+/** Starts server `name` in a child process (bench/http/serve.ts) and resolves once it listens. */
+export const startChild = async (name: TargetName, reference: Reference, launch: Launch = onNode): Promise<Child> => {
+  const [command, args] = launch.command([serveScript, name, JSON.stringify(reference)])
+  const child: ChildProcess = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"], env: launch.env })
   // Kept for an error message; read continuously so that a chatty child never blocks on a full pipe.
   let output = ""
   const keep = (chunk: Buffer) => {
@@ -121,7 +138,10 @@ const startChild = async (name: TargetName, reference: Reference): Promise<Child
     clearTimeout(timer)
   }
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start within 30 s:\n${output}`)), 30_000)
+    const timer = setTimeout(
+      () => reject(new Error(`${name} did not start within ${launch.startSeconds} s:\n${output}`)),
+      launch.startSeconds * 1000
+    )
     // The gateway's start-up warnings come first, on stdout too; the port is on a line of its own.
     let lines = ""
     child.stdout?.on("data", (chunk: Buffer) => {
@@ -140,7 +160,7 @@ const startChild = async (name: TargetName, reference: Reference): Promise<Child
     await stop()
     throw error
   })
-  return { origin: `http://127.0.0.1:${port}`, stop, cpuTime: () => cpuTimeOf(child.pid) }
+  return { origin: `http://127.0.0.1:${port}`, pid: child.pid, stop, cpuTime: () => cpuTimeOf(child.pid) }
 }
 
 /** The median of a figure over runs, or `undefined` when some run lacks it. */

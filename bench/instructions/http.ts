@@ -9,26 +9,23 @@
 // on how requests happened to batch.
 import { spawn } from "node:child_process"
 import { Agent, request as httpRequest } from "node:http"
-import { fileURLToPath } from "node:url"
-import type { MeasuredRequest } from "../http/requests.ts"
+import type { MeasuredRequest, Reference } from "../http/requests.ts"
 import { median } from "../http/statistics.ts"
 import type { TargetName } from "../http/targets.ts"
-
-const serveScript = fileURLToPath(new URL("../http/serve.ts", import.meta.url))
+import { startChild } from "../http/throughput.ts"
 
 /**
- * valgrind's arguments to count what node running `script` with `args` executes, with the node flags every
- * counted process runs with (see the top of bench/instructions.ts).
+ * valgrind's arguments to count what node executes on `nodeArguments` (a script and its own arguments), with the
+ * node flags every counted process runs with (see the top of bench/instructions.ts).
  */
-export const countedNode = (script: string, ...args: ReadonlyArray<string>): Array<string> => [
+export const countedNode = (nodeArguments: ReadonlyArray<string>): Array<string> => [
   "--tool=callgrind",
   "--callgrind-out-file=/dev/null",
   process.execPath,
   "--single-threaded",
   "--hash-seed=1",
   "--random-seed=1",
-  script,
-  ...args
+  ...nodeArguments
 ]
 
 /** How many requests warm a server up, and how many are counted after them, in how many windows. */
@@ -56,19 +53,17 @@ export interface HttpCount {
  * Sends `request` `count` times, one at a time on one connection, bodies numbered by `next`; rejects on any other
  * status than the expected one (a count of errors would measure something else).
  */
-const sendAll = async (port: number, request: MeasuredRequest, count: number, next: () => number) => {
+const sendAll = async (origin: string, request: MeasuredRequest, count: number, next: () => number) => {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 })
   try {
     for (let n = 0; n < count; n++) {
       const body = request.body?.(next())
       const status = await new Promise<number>((resolve, reject) => {
         const sent = httpRequest(
+          `${origin}${request.path}`,
           {
             agent,
-            host: "127.0.0.1",
-            port,
             method: request.method,
-            path: request.path,
             headers:
               body === undefined
                 ? {}
@@ -110,62 +105,45 @@ const executedBy = (pid: number) =>
 
 /**
  * Instructions per request of server `target` for each of `requests`, over HTTP: one process under callgrind
- * answers them all, each after its own warm-up.
+ * answers them all, warmed up on every one of them first.
  */
-export const serverInstructions = (
+export const serverInstructions = async (
   target: TargetName,
   requests: ReadonlyArray<MeasuredRequest>,
   settings: HttpCountSettings,
-  reference: string
-): Promise<ReadonlyMap<string, HttpCount>> =>
-  new Promise((resolve, reject) => {
-    const phones =
-      requests.filter((request) => request.body !== undefined).length *
-      (settings.warmUp + settings.windowWarmUp + settings.count * settings.windows)
-    const child = spawn("valgrind", countedNode(serveScript, target, reference), {
-      stdio: ["pipe", "pipe", "pipe"],
-      env: { ...process.env, TEST_PHONES: String(phones + 1) }
-    })
-    let diagnostics = ""
-    child.stderr.on("data", (chunk: Buffer) => {
-      diagnostics = (diagnostics + chunk.toString()).slice(-8000)
-    })
-    const counts = new Map<string, HttpCount>()
-    const measure = async (port: number, pid: number) => {
-      let sent = 0
-      const next = () => sent++
-      // The server first answers every request, so that whichever is counted first is no less warm than the
-      // others (counted first after a warm-up of its own, the unknown path still cost 2-8 times its later count).
-      for (const request of requests) await sendAll(port, request, settings.warmUp, next)
-      for (const request of requests) {
-        await sendAll(port, request, settings.windowWarmUp, next)
-        const windows: Array<number> = []
-        for (let window = 0; window < settings.windows; window++) {
-          const before = await executedBy(pid)
-          await sendAll(port, request, settings.count, next)
-          windows.push(Math.round(((await executedBy(pid)) - before) / settings.count))
-        }
-        counts.set(request.name, { perRequest: median(windows), windows })
-      }
-    }
-    let printed = ""
-    let started = false
-    child.stdout.on("data", (chunk: Buffer) => {
-      printed += chunk.toString()
-      const line = /^\{"port":(\d+)\}$/m.exec(printed)
-      if (started || line === null || child.pid === undefined) return
-      started = true
-      measure(Number(line[1]), child.pid).then(
-        () => child.stdin.end(),
-        (error: unknown) => {
-          child.kill("SIGKILL")
-          reject(error)
-        }
-      )
-    })
-    child.once("error", reject)
-    child.once("exit", (code) => {
-      if (code === 0 && counts.size === requests.length) resolve(counts)
-      else reject(new Error(`${target}: valgrind exited with ${code}\n${diagnostics}`))
-    })
+  reference: Reference
+): Promise<ReadonlyMap<string, HttpCount>> => {
+  const phones =
+    requests.filter((request) => request.body !== undefined).length *
+    (settings.warmUp + settings.windowWarmUp + settings.count * settings.windows)
+  // Start-up under valgrind takes about a minute and a half on the 2-core machine (node compiles the bench's
+  // TypeScript and loads every framework on a synthetic CPU).
+  const server = await startChild(target, reference, {
+    command: (serveArguments) => ["valgrind", countedNode(serveArguments)],
+    env: { ...process.env, TEST_PHONES: String(phones + 1) },
+    startSeconds: 600
   })
+  try {
+    const { pid } = server
+    if (pid === undefined) throw new Error(`${target}: valgrind did not start`)
+    let sent = 0
+    const next = () => sent++
+    // The server first answers every request, so that whichever is counted first is no less warm than the
+    // others (counted first after a warm-up of its own, the unknown path still cost 2-8 times its later count).
+    for (const request of requests) await sendAll(server.origin, request, settings.warmUp, next)
+    const counts = new Map<string, HttpCount>()
+    for (const request of requests) {
+      await sendAll(server.origin, request, settings.windowWarmUp, next)
+      const windows: Array<number> = []
+      for (let window = 0; window < settings.windows; window++) {
+        const before = await executedBy(pid)
+        await sendAll(server.origin, request, settings.count, next)
+        windows.push(Math.round(((await executedBy(pid)) - before) / settings.count))
+      }
+      counts.set(request.name, { perRequest: median(windows), windows })
+    }
+    return counts
+  } finally {
+    await server.stop()
+  }
+}
