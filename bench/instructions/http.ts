@@ -3,10 +3,10 @@
 // server's own work is counted: its framework, walletgate or the bare logic, Node's HTTP parser, libuv, the
 // garbage collector, but neither the kernel's socket work (valgrind cannot see it) nor the load generator's.
 // Once the server is warm, for each request the client reads its counter (`callgrind_control -e Ir`, which
-// leaves the count alone), sends a window of requests and reads the counter again, a few windows in a row:
-// start-up and V8's compiling of the request path are left out, in one process. Requests go one after the
-// other on one keep-alive connection, so that the server reads each on its own and the count does not depend
-// on how requests happened to batch.
+// leaves the count alone), sends a window of requests and reads the counter again, window after window until a
+// few in a row agree: start-up and V8's compiling of the request path are left out, in one process. Requests go
+// one after the other on one keep-alive connection, the same for the server's whole life, so that the server reads
+// each on its own and the count does not depend on how requests happened to batch.
 import { spawn } from "node:child_process"
 import { Agent, request as httpRequest } from "node:http"
 import type { MeasuredRequest, Reference } from "../http/requests.ts"
@@ -28,60 +28,72 @@ export const countedNode = (nodeArguments: ReadonlyArray<string>): Array<string>
   ...nodeArguments
 ]
 
-/** How many requests warm a server up, and how many are counted after them, in how many windows. */
+/** How many requests warm a server up, and when a request's count is steady. */
 export interface HttpCountSettings {
   /** Requests of each kind a server answers before any is counted. */
   readonly warmUp: number
-  /** Requests of a kind answered again right before its windows. */
-  readonly windowWarmUp: number
   /** Requests per counted window. */
   readonly count: number
   /**
-   * Counted windows, one after the other; a request's count is their median, so that a window in which the
-   * collector happened to compact the whole heap (start-up's garbage with it) does not decide the figure.
+   * Consecutive windows that must agree for a count to be taken: V8 keeps compiling the request path with
+   * TurboFan well after the warm-up (a window holding such a wave cost 3-4 times a steady one).
    */
-  readonly windows: number
+  readonly steadyWindows: number
+  /** How far those windows may spread: the largest over the smallest, less one. */
+  readonly steadySpread: number
+  /** Windows counted at most; a request that is not steady by then keeps its least spread run, marked so. */
+  readonly maxWindows: number
 }
 
-/** What a request cost the server: the median of its windows, and each window's count. */
+/** What a request cost the server: the median of its steady windows, and every window counted. */
 export interface HttpCount {
   readonly perRequest: number
   readonly windows: ReadonlyArray<number>
+  /** Whether `steadyWindows` consecutive windows agreed within `steadySpread`. */
+  readonly steady: boolean
+}
+
+/** The spread of `windows`: the largest over the smallest, less one. */
+const spreadOf = (windows: ReadonlyArray<number>) => Math.max(...windows) / Math.min(...windows) - 1
+
+/** The run of `length` consecutive windows that spreads least (the last of equals). */
+const leastSpreadRun = (windows: ReadonlyArray<number>, length: number): ReadonlyArray<number> => {
+  let best = windows.slice(-length)
+  for (let start = 0; start + length <= windows.length; start++) {
+    const run = windows.slice(start, start + length)
+    if (spreadOf(run) < spreadOf(best)) best = run
+  }
+  return best
 }
 
 /**
  * Sends `request` `count` times, one at a time on one connection, bodies numbered by `next`; rejects on any other
  * status than the expected one (a count of errors would measure something else).
  */
-const sendAll = async (origin: string, request: MeasuredRequest, count: number, next: () => number) => {
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
-  try {
-    for (let n = 0; n < count; n++) {
-      const body = request.body?.(next())
-      const status = await new Promise<number>((resolve, reject) => {
-        const sent = httpRequest(
-          `${origin}${request.path}`,
-          {
-            agent,
-            method: request.method,
-            headers:
-              body === undefined
-                ? {}
-                : { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) }
-          },
-          (response) => {
-            response.resume()
-            response.once("end", () => resolve(response.statusCode ?? 0))
-            response.once("error", reject)
-          }
-        )
-        sent.once("error", reject)
-        sent.end(body)
-      })
-      if (status !== request.status) throw new Error(`${request.name}: expected ${request.status}, got ${status}`)
-    }
-  } finally {
-    agent.destroy()
+const sendAll = async (agent: Agent, origin: string, request: MeasuredRequest, count: number, next: () => number) => {
+  for (let n = 0; n < count; n++) {
+    const body = request.body?.(next())
+    const status = await new Promise<number>((resolve, reject) => {
+      const sent = httpRequest(
+        `${origin}${request.path}`,
+        {
+          agent,
+          method: request.method,
+          headers:
+            body === undefined
+              ? {}
+              : { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) }
+        },
+        (response) => {
+          response.resume()
+          response.once("end", () => resolve(response.statusCode ?? 0))
+          response.once("error", reject)
+        }
+      )
+      sent.once("error", reject)
+      sent.end(body)
+    })
+    if (status !== request.status) throw new Error(`${request.name}: expected ${request.status}, got ${status}`)
   }
 }
 
@@ -105,7 +117,7 @@ const executedBy = (pid: number) =>
 
 /**
  * Instructions per request of server `target` for each of `requests`, over HTTP: one process under callgrind
- * answers them all, warmed up on every one of them first.
+ * answers them all on one keep-alive connection, warmed up on every one of them first.
  */
 export const serverInstructions = async (
   target: TargetName,
@@ -115,7 +127,7 @@ export const serverInstructions = async (
 ): Promise<ReadonlyMap<string, HttpCount>> => {
   const phones =
     requests.filter((request) => request.body !== undefined).length *
-    (settings.warmUp + settings.windowWarmUp + settings.count * settings.windows)
+    (settings.warmUp + settings.count * settings.maxWindows)
   // Start-up under valgrind takes about a minute and a half on the 2-core machine (node compiles the bench's
   // TypeScript and loads every framework on a synthetic CPU).
   const server = await startChild(target, reference, {
@@ -123,6 +135,9 @@ export const serverInstructions = async (
     env: { ...process.env, TEST_PHONES: String(phones + 1) },
     startSeconds: 600
   })
+  // One connection for the server's whole life: a new one made V8 throw away code it had compiled for the last
+  // one's sockets and streams ("wrong map" deoptimisations) and compile it again inside the window.
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
   try {
     const { pid } = server
     if (pid === undefined) throw new Error(`${target}: valgrind did not start`)
@@ -130,20 +145,28 @@ export const serverInstructions = async (
     const next = () => sent++
     // The server first answers every request, so that whichever is counted first is no less warm than the
     // others (counted first after a warm-up of its own, the unknown path still cost 2-8 times its later count).
-    for (const request of requests) await sendAll(server.origin, request, settings.warmUp, next)
+    for (const request of requests) await sendAll(agent, server.origin, request, settings.warmUp, next)
     const counts = new Map<string, HttpCount>()
     for (const request of requests) {
-      await sendAll(server.origin, request, settings.windowWarmUp, next)
       const windows: Array<number> = []
-      for (let window = 0; window < settings.windows; window++) {
+      let steady = false
+      while (!steady && windows.length < settings.maxWindows) {
         const before = await executedBy(pid)
-        await sendAll(server.origin, request, settings.count, next)
+        await sendAll(agent, server.origin, request, settings.count, next)
         windows.push(Math.round(((await executedBy(pid)) - before) / settings.count))
+        steady =
+          windows.length >= settings.steadyWindows &&
+          spreadOf(windows.slice(-settings.steadyWindows)) <= settings.steadySpread
       }
-      counts.set(request.name, { perRequest: median(windows), windows })
+      counts.set(request.name, {
+        perRequest: median(leastSpreadRun(windows, settings.steadyWindows)),
+        windows,
+        steady
+      })
     }
     return counts
   } finally {
+    agent.destroy()
     await server.stop()
   }
 }
