@@ -14,9 +14,10 @@
 // made up ~40 % of a sign-in's count (126 k against 73 k once warm), more for the side with more code to compile.
 // The same comparison is then made over HTTP, server by server (bench/instructions/http.ts): each walletgate server
 // of bench/http and the bare app it is judged against (with the sign-in's state work) answer the same requests
-// over loopback, and the server's own instructions per request are counted. This is meant as the repeatable form of
-// bench/http's goal, walletgate under 10 % over the bare framework: the kernel's share is left out, as bench/http
-// leaves out system time, and there is no load generator on the same cores to move the figure.
+// over loopback, and the server's own instructions per request are counted: the repeatable form of bench/http's
+// goal, walletgate under 10 % over the bare framework (the kernel's share left out, as bench/http leaves out system
+// time, and no load generator on the same cores). Not its verdict: on the lean sign-in paths walletgate's
+// instructions run slower than the bare app's, so the counts differ less than CPU time does (docs/decisions.md).
 // Needs valgrind on PATH (Debian: apt-get install valgrind); says so and measures nothing without it.
 import { spawn, spawnSync } from "node:child_process"
 import { mkdirSync, writeFileSync } from "node:fs"
