@@ -27,7 +27,13 @@ import { type MeasuredRequest, measuredRequests, type Reference } from "./http/r
 import { table } from "./http/table.ts"
 import { pairs, type TargetName } from "./http/targets.ts"
 import { referenceAnswers } from "./http/throughput.ts"
-import { countedNode, type HttpCountSettings, serverInstructions } from "./instructions/http.ts"
+import {
+  countedNode,
+  type HttpCountSettings,
+  type HttpTimeSettings,
+  serverInstructions,
+  serverUserCpu
+} from "./instructions/http.ts"
 import { type InstructionRequest, type InstructionServer, instructionRequests } from "./instructions/worker.ts"
 
 const COUNTS = [10_000, 30_000] as const
@@ -39,6 +45,8 @@ const OVER_HTTP: HttpCountSettings = {
   steadySpread: 0.05,
   maxWindows: 15
 }
+// The same protocol timed at full speed, to see whether instructions track CPU time (they do not everywhere).
+const TIMED: HttpTimeSettings = { warmUp: 5_000, count: 20_000, runs: 3 }
 const GOAL = 0.1
 const worker = fileURLToPath(new URL("./instructions/worker.ts", import.meta.url))
 
@@ -154,6 +162,30 @@ export async function run(): Promise<void> {
         `${OVER_HTTP.steadyWindows} consecutive windows (all of them in instructions.json)`
     )
   }
+
+  const timed = await timeOverHttp(answers)
+  console.log(
+    `\n### The same protocol timed: the server's user CPU µs per request at full speed (same node flags, ` +
+      `${TIMED.warmUp} of each request, then ${TIMED.count} timed; lowest of ${TIMED.runs} fresh servers run one ` +
+      `at a time), beside the instruction ratio\n`
+  )
+  console.log(
+    table(
+      ["framework", "request", "walletgate µs", "bare + state µs", "× time", "× instructions"],
+      timed.map((row) => {
+        const counted = overHttp.find((each) => each.framework === row.framework && each.request === row.request)
+        return [
+          row.framework,
+          row.request,
+          row.walletgate.toFixed(1),
+          row.bare.toFixed(1),
+          row.ratio.toFixed(2),
+          counted === undefined ? "" : counted.ratio.toFixed(2)
+        ]
+      }),
+      2
+    )
+  )
   writeFileSync(
     new URL("instructions.json", results),
     `${JSON.stringify(
@@ -161,7 +193,8 @@ export async function run(): Promise<void> {
         measuredAt: new Date().toISOString(),
         node: process.version,
         inProcess: { counts: COUNTS, rows },
-        overHttp: { settings: OVER_HTTP, goal: GOAL, rows: overHttp }
+        overHttp: { settings: OVER_HTTP, goal: GOAL, rows: overHttp },
+        timedOverHttp: { settings: TIMED, rows: timed }
       },
       null,
       2
@@ -202,6 +235,39 @@ const countOverHttp = async (reference: Reference) => {
         goalMet: walletgate / bare - 1 < GOAL,
         steady: { walletgate: ours?.steady ?? false, bare: theirs?.steady ?? false },
         windows: { walletgate: ours?.windows ?? [], bare: theirs?.windows ?? [] }
+      }
+    })
+  )
+}
+
+/**
+ * Times every judged pair of bench/http with the over-HTTP count's protocol at full speed, one server at a time so
+ * that no two compete for the cores.
+ */
+const timeOverHttp = async (reference: Reference) => {
+  const judged = pairs.filter((pair) => pair.judged)
+  const targets = [...new Set(judged.flatMap((pair) => [pair.walletgate, pair.bareWithState]))]
+  const timed = new Map<TargetName, ReadonlyMap<string, ReadonlyArray<number>>>()
+  for (const target of targets) {
+    console.error(`  … ${target} over HTTP, timed`)
+    timed.set(target, await serverUserCpu(target, measuredRequests, TIMED, reference))
+  }
+  const lowest = (target: TargetName, request: MeasuredRequest) =>
+    Math.min(...(timed.get(target)?.get(request.name) ?? [Number.NaN]))
+  return judged.flatMap((pair) =>
+    measuredRequests.map((request) => {
+      const walletgate = lowest(pair.walletgate, request)
+      const bare = lowest(pair.bareWithState, request)
+      return {
+        framework: pair.framework,
+        request: request.name,
+        walletgate,
+        bare,
+        ratio: Number((walletgate / bare).toFixed(2)),
+        runs: {
+          walletgate: timed.get(pair.walletgate)?.get(request.name),
+          bare: timed.get(pair.bareWithState)?.get(request.name)
+        }
       }
     })
   )

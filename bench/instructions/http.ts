@@ -14,17 +14,18 @@ import { median } from "../http/statistics.ts"
 import type { TargetName } from "../http/targets.ts"
 import { startChild } from "../http/throughput.ts"
 
+/** The node flags every counted process runs with (see the top of bench/instructions.ts), and the timed ones too. */
+const COUNTED_NODE_FLAGS = ["--single-threaded", "--hash-seed=1", "--random-seed=1"]
+
 /**
  * valgrind's arguments to count what node executes on `nodeArguments` (a script and its own arguments), with the
- * node flags every counted process runs with (see the top of bench/instructions.ts).
+ * node flags every counted process runs with.
  */
 export const countedNode = (nodeArguments: ReadonlyArray<string>): Array<string> => [
   "--tool=callgrind",
   "--callgrind-out-file=/dev/null",
   process.execPath,
-  "--single-threaded",
-  "--hash-seed=1",
-  "--random-seed=1",
+  ...COUNTED_NODE_FLAGS,
   ...nodeArguments
 ]
 
@@ -169,4 +170,54 @@ export const serverInstructions = async (
     agent.destroy()
     await server.stop()
   }
+}
+
+/** How the same protocol is timed at full speed: fresh servers, each warmed up, then each request timed once. */
+export interface HttpTimeSettings {
+  /** Requests of each kind a server answers before any is timed. */
+  readonly warmUp: number
+  /** Requests timed, of each kind. */
+  readonly count: number
+  /** Fresh servers per target, one after the other. */
+  readonly runs: number
+}
+
+/**
+ * The user CPU time (µs) the server `target` spends per request on each of `requests`, driven as
+ * {@link serverInstructions} drives it (same node flags, one keep-alive connection, one request at a time) but at
+ * full speed, read from `/proc` around each request's timed run: one figure per run, for each request. Run it
+ * alone on the machine; the lowest run is the one the machine disturbed least.
+ */
+export const serverUserCpu = async (
+  target: TargetName,
+  requests: ReadonlyArray<MeasuredRequest>,
+  settings: HttpTimeSettings,
+  reference: Reference
+): Promise<ReadonlyMap<string, ReadonlyArray<number>>> => {
+  const phones = requests.filter((request) => request.body !== undefined).length * (settings.warmUp + settings.count)
+  const timed = new Map<string, Array<number>>(requests.map((request) => [request.name, []]))
+  for (let run = 0; run < settings.runs; run++) {
+    const server = await startChild(target, reference, {
+      command: (serveArguments) => [process.execPath, [...COUNTED_NODE_FLAGS, ...serveArguments]],
+      env: { ...process.env, TEST_PHONES: String(phones + 1) },
+      startSeconds: 60
+    })
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+    try {
+      let sent = 0
+      const next = () => sent++
+      for (const request of requests) await sendAll(agent, server.origin, request, settings.warmUp, next)
+      for (const request of requests) {
+        const before = server.cpuTime()
+        await sendAll(agent, server.origin, request, settings.count, next)
+        const after = server.cpuTime()
+        if (before === undefined || after === undefined) throw new Error(`${target}: no CPU time in /proc`)
+        timed.get(request.name)?.push((after.user - before.user) / settings.count)
+      }
+    } finally {
+      agent.destroy()
+      await server.stop()
+    }
+  }
+  return timed
 }
