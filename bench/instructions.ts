@@ -48,6 +48,9 @@ const OVER_HTTP: HttpCountSettings = {
 // The same protocol timed at full speed, to see whether instructions track CPU time (they do not everywhere).
 const TIMED: HttpTimeSettings = { warmUp: 5_000, count: 20_000, runs: 3 }
 const GOAL = 0.1
+// The pairs of bench/http the goal is judged on, and their servers (walletgate's and the bare app with state).
+const judged = pairs.filter((pair) => pair.judged)
+const judgedTargets = judged.flatMap((pair) => [pair.walletgate, pair.bareWithState])
 const worker = fileURLToPath(new URL("./instructions/worker.ts", import.meta.url))
 
 /** Instructions a run of `count` requests executed, start-up included. */
@@ -208,10 +211,8 @@ export async function run(): Promise<void> {
  * with the sign-in's state work, whose unknown path and JWKS are the plain bare app's.
  */
 const countOverHttp = async (reference: Reference) => {
-  const judged = pairs.filter((pair) => pair.judged)
-  const targets = judged.flatMap((pair) => [pair.walletgate, pair.bareWithState])
   const counted = await inTurns(
-    targets.map((target) => async () => {
+    judgedTargets.map((target) => async () => {
       console.error(`  … ${target} over HTTP under valgrind`)
       return { target, counts: await serverInstructions(target, measuredRequests, OVER_HTTP, reference) }
     }),
@@ -245,10 +246,8 @@ const countOverHttp = async (reference: Reference) => {
  * that no two compete for the cores.
  */
 const timeOverHttp = async (reference: Reference) => {
-  const judged = pairs.filter((pair) => pair.judged)
-  const targets = [...new Set(judged.flatMap((pair) => [pair.walletgate, pair.bareWithState]))]
   const timed = new Map<TargetName, ReadonlyMap<string, ReadonlyArray<number>>>()
-  for (const target of targets) {
+  for (const target of judgedTargets) {
     console.error(`  … ${target} over HTTP, timed`)
     timed.set(target, await serverUserCpu(target, measuredRequests, TIMED, reference))
   }

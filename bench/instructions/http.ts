@@ -12,7 +12,7 @@ import { Agent, request as httpRequest } from "node:http"
 import type { MeasuredRequest, Reference } from "../http/requests.ts"
 import { median } from "../http/statistics.ts"
 import type { TargetName } from "../http/targets.ts"
-import { startChild } from "../http/throughput.ts"
+import { type Child, type Launch, startChild } from "../http/throughput.ts"
 
 /** The node flags every counted process runs with (see the top of bench/instructions.ts), and the timed ones too. */
 const COUNTED_NODE_FLAGS = ["--single-threaded", "--hash-seed=1", "--random-seed=1"]
@@ -98,6 +98,47 @@ const sendAll = async (agent: Agent, origin: string, request: MeasuredRequest, c
   }
 }
 
+/** A server started for counting or timing, warmed up, and the way to send it more of a request. */
+interface WarmServer {
+  readonly server: Child
+  /** Sends `request` `count` times on the server's one connection. */
+  readonly send: (request: MeasuredRequest, count: number) => Promise<void>
+}
+
+/**
+ * Starts `target` with `launch` (with enough test phones for `warmUp` and then `later` requests of each kind),
+ * answers `warmUp` of every one of `requests` on one keep-alive connection, hands it to `use`, and stops it. One
+ * connection for the server's whole life: a new one made V8 throw away code it had compiled for the last one's
+ * sockets and streams ("wrong map" deoptimisations) and compile it again inside a window. Every request is warmed
+ * up before any is measured, so that whichever is measured first is no less warm than the others (measured first
+ * after a warm-up of its own, the unknown path still cost 2-8 times its later count).
+ */
+const withWarmServer = async <A>(
+  target: TargetName,
+  requests: ReadonlyArray<MeasuredRequest>,
+  reference: Reference,
+  counts: { readonly warmUp: number; readonly later: number },
+  launch: Omit<Launch, "env">,
+  use: (warm: WarmServer) => Promise<A>
+): Promise<A> => {
+  const phones = requests.filter((request) => request.body !== undefined).length * (counts.warmUp + counts.later)
+  const server = await startChild(target, reference, {
+    ...launch,
+    env: { ...process.env, TEST_PHONES: String(phones + 1) }
+  })
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+  try {
+    let sent = 0
+    const next = () => sent++
+    const send = (request: MeasuredRequest, count: number) => sendAll(agent, server.origin, request, count, next)
+    for (const request of requests) await send(request, counts.warmUp)
+    return await use({ server, send })
+  } finally {
+    agent.destroy()
+    await server.stop()
+  }
+}
+
 /** The instructions a process under callgrind has executed so far, all its threads together. */
 const executedBy = (pid: number) =>
   new Promise<number>((resolve, reject) => {
@@ -125,52 +166,39 @@ export const serverInstructions = async (
   requests: ReadonlyArray<MeasuredRequest>,
   settings: HttpCountSettings,
   reference: Reference
-): Promise<ReadonlyMap<string, HttpCount>> => {
-  const phones =
-    requests.filter((request) => request.body !== undefined).length *
-    (settings.warmUp + settings.count * settings.maxWindows)
-  // Start-up under valgrind takes about a minute and a half on the 2-core machine (node compiles the bench's
-  // TypeScript and loads every framework on a synthetic CPU).
-  const server = await startChild(target, reference, {
-    command: (serveArguments) => ["valgrind", countedNode(serveArguments)],
-    env: { ...process.env, TEST_PHONES: String(phones + 1) },
-    startSeconds: 600
-  })
-  // One connection for the server's whole life: a new one made V8 throw away code it had compiled for the last
-  // one's sockets and streams ("wrong map" deoptimisations) and compile it again inside the window.
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
-  try {
-    const { pid } = server
-    if (pid === undefined) throw new Error(`${target}: valgrind did not start`)
-    let sent = 0
-    const next = () => sent++
-    // The server first answers every request, so that whichever is counted first is no less warm than the
-    // others (counted first after a warm-up of its own, the unknown path still cost 2-8 times its later count).
-    for (const request of requests) await sendAll(agent, server.origin, request, settings.warmUp, next)
-    const counts = new Map<string, HttpCount>()
-    for (const request of requests) {
-      const windows: Array<number> = []
-      let steady = false
-      while (!steady && windows.length < settings.maxWindows) {
-        const before = await executedBy(pid)
-        await sendAll(agent, server.origin, request, settings.count, next)
-        windows.push(Math.round(((await executedBy(pid)) - before) / settings.count))
-        steady =
-          windows.length >= settings.steadyWindows &&
-          spreadOf(windows.slice(-settings.steadyWindows)) <= settings.steadySpread
+): Promise<ReadonlyMap<string, HttpCount>> =>
+  withWarmServer(
+    target,
+    requests,
+    reference,
+    { warmUp: settings.warmUp, later: settings.count * settings.maxWindows },
+    // Start-up under valgrind takes about a minute and a half on the 2-core machine (node compiles the bench's
+    // TypeScript and loads every framework on a synthetic CPU).
+    { command: (serveArguments) => ["valgrind", countedNode(serveArguments)], startSeconds: 600 },
+    async ({ server, send }) => {
+      const { pid } = server
+      if (pid === undefined) throw new Error(`${target}: valgrind did not start`)
+      const counts = new Map<string, HttpCount>()
+      for (const request of requests) {
+        const windows: Array<number> = []
+        let steady = false
+        while (!steady && windows.length < settings.maxWindows) {
+          const before = await executedBy(pid)
+          await send(request, settings.count)
+          windows.push(Math.round(((await executedBy(pid)) - before) / settings.count))
+          steady =
+            windows.length >= settings.steadyWindows &&
+            spreadOf(windows.slice(-settings.steadyWindows)) <= settings.steadySpread
+        }
+        counts.set(request.name, {
+          perRequest: median(leastSpreadRun(windows, settings.steadyWindows)),
+          windows,
+          steady
+        })
       }
-      counts.set(request.name, {
-        perRequest: median(leastSpreadRun(windows, settings.steadyWindows)),
-        windows,
-        steady
-      })
+      return counts
     }
-    return counts
-  } finally {
-    agent.destroy()
-    await server.stop()
-  }
-}
+  )
 
 /** How the same protocol is timed at full speed: fresh servers, each warmed up, then each request timed once. */
 export interface HttpTimeSettings {
@@ -194,30 +222,24 @@ export const serverUserCpu = async (
   settings: HttpTimeSettings,
   reference: Reference
 ): Promise<ReadonlyMap<string, ReadonlyArray<number>>> => {
-  const phones = requests.filter((request) => request.body !== undefined).length * (settings.warmUp + settings.count)
   const timed = new Map<string, Array<number>>(requests.map((request) => [request.name, []]))
   for (let run = 0; run < settings.runs; run++) {
-    const server = await startChild(target, reference, {
-      command: (serveArguments) => [process.execPath, [...COUNTED_NODE_FLAGS, ...serveArguments]],
-      env: { ...process.env, TEST_PHONES: String(phones + 1) },
-      startSeconds: 60
-    })
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
-    try {
-      let sent = 0
-      const next = () => sent++
-      for (const request of requests) await sendAll(agent, server.origin, request, settings.warmUp, next)
-      for (const request of requests) {
-        const before = server.cpuTime()
-        await sendAll(agent, server.origin, request, settings.count, next)
-        const after = server.cpuTime()
-        if (before === undefined || after === undefined) throw new Error(`${target}: no CPU time in /proc`)
-        timed.get(request.name)?.push((after.user - before.user) / settings.count)
+    await withWarmServer(
+      target,
+      requests,
+      reference,
+      { warmUp: settings.warmUp, later: settings.count },
+      { command: (serveArguments) => [process.execPath, [...COUNTED_NODE_FLAGS, ...serveArguments]], startSeconds: 60 },
+      async ({ server, send }) => {
+        for (const request of requests) {
+          const before = server.cpuTime()
+          await send(request, settings.count)
+          const after = server.cpuTime()
+          if (before === undefined || after === undefined) throw new Error(`${target}: no CPU time in /proc`)
+          timed.get(request.name)?.push((after.user - before.user) / settings.count)
+        }
       }
-    } finally {
-      agent.destroy()
-      await server.stop()
-    }
+    )
   }
   return timed
 }
