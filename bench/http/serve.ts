@@ -1,6 +1,8 @@
 // Child process of bench/http.ts: `node bench/http/serve.ts <target name> <reference JSON>` starts one server,
 // prints `{"port":…}` on a line of its own, and stops when it gets SIGTERM or when its stdin closes (so that it
-// never outlives the benchmark).
+// never outlives the benchmark). A line `cpu` on its stdin asks for the CPU time it has used so far, answered on a
+// line of its own as `{"cpu":{"user":…,"system":…}}` in µs (getrusage: all its threads, to the microsecond, where
+// /proc counts in 10 ms ticks).
 import type { Reference } from "./requests.ts"
 import { startTarget, type TargetName, targetNames } from "./targets.ts"
 
@@ -25,4 +27,8 @@ const stop = () => {
 process.once("SIGTERM", stop)
 process.stdin.once("end", stop)
 process.stdin.once("close", stop)
-process.stdin.resume()
+process.stdin.on("data", (chunk: Buffer) => {
+  for (const line of chunk.toString().split("\n")) {
+    if (line.trim() === "cpu") process.stdout.write(`${JSON.stringify({ cpu: process.cpuUsage() })}\n`)
+  }
+})

@@ -5,7 +5,6 @@
 // all of them alike; each figure is the median of the runs.
 import { type ChildProcess, spawn } from "node:child_process"
 import { once } from "node:events"
-import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { embeddedPorts, makeGateway } from "@walletgate/core"
 import { type LoadResult, type LoadSettings, load } from "./load.ts"
@@ -42,17 +41,17 @@ export interface ThroughputRow {
   readonly requestsPerSecond: number
   readonly p50Ms: number
   readonly p99Ms: number
-  /** The server's CPU time per request (user + system, GC threads included), in µs; `undefined` off Linux. */
-  readonly cpuMicrosecondsPerRequest: number | undefined
+  /** The server's CPU time per request (user + system, GC threads included), in µs. */
+  readonly cpuMicrosecondsPerRequest: number
   /** The user-mode part of it: the server's own code (JS, V8, Node, libuv), the kernel's work left out. */
-  readonly userCpuMicrosecondsPerRequest: number | undefined
+  readonly userCpuMicrosecondsPerRequest: number
   readonly runs: ReadonlyArray<MeasuredRun>
 }
 
 /** One load run, with the CPU time the server spent on it. */
 export interface MeasuredRun extends LoadResult {
-  readonly cpuMicrosecondsPerRequest: number | undefined
-  readonly userCpuMicrosecondsPerRequest: number | undefined
+  readonly cpuMicrosecondsPerRequest: number
+  readonly userCpuMicrosecondsPerRequest: number
 }
 
 const serveScript = fileURLToPath(new URL("./serve.ts", import.meta.url))
@@ -75,8 +74,8 @@ export interface Child {
   /** The child's process id (valgrind's, when it runs under valgrind). */
   readonly pid: number | undefined
   readonly stop: () => Promise<void>
-  /** CPU time the child has used so far (all its threads), in µs; `undefined` off Linux. */
-  readonly cpuTime: () => CpuTime | undefined
+  /** CPU time the child has used so far (all its threads), in µs, as it reads it itself (bench/http/serve.ts). */
+  readonly cpuTime: () => Promise<CpuTime>
 }
 
 /** A process's CPU time, in µs, as the kernel splits it. */
@@ -85,23 +84,6 @@ interface CpuTime {
   readonly user: number
   /** In the kernel on the process's behalf (its system calls, and the interrupts that land while it runs). */
   readonly system: number
-}
-
-const CLOCK_TICKS_PER_SECOND = 100
-
-/** A process's CPU time from `/proc/<pid>/stat` (utime and stime, fields 14 and 15, in clock ticks). */
-const cpuTimeOf = (pid: number | undefined): CpuTime | undefined => {
-  if (pid === undefined || process.platform !== "linux") return undefined
-  try {
-    // The command name (field 2) may hold spaces, so the fields are counted after its closing bracket.
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? []
-    const [user, system] = [Number(fields[11]), Number(fields[12])]
-    return Number.isFinite(user) && Number.isFinite(system)
-      ? { user: (user * 1_000_000) / CLOCK_TICKS_PER_SECOND, system: (system * 1_000_000) / CLOCK_TICKS_PER_SECOND }
-      : undefined
-  } catch {
-    return undefined
-  }
 }
 
 /** How a server's process is started: straight on node by default, or under a tool. */
@@ -130,6 +112,25 @@ export const startChild = async (name: TargetName, reference: Reference, launch:
   }
   child.stderr?.on("data", keep)
   const exited = once(child, "exit")
+  // The answers to `cpu` asked on its stdin (bench/http/serve.ts), in the order asked.
+  const asked: Array<(time: CpuTime) => void> = []
+  let pending = ""
+  const answered = (chunk: Buffer) => {
+    pending += chunk.toString()
+    const lines = pending.split("\n")
+    pending = lines.pop() ?? ""
+    for (const line of lines) {
+      const cpu = /^\{"cpu":\{"user":(\d+),"system":(\d+)\}\}$/.exec(line)
+      if (cpu === null) keep(Buffer.from(`${line}\n`))
+      else asked.shift()?.({ user: Number(cpu[1]), system: Number(cpu[2]) })
+    }
+  }
+  const cpuTime = () =>
+    new Promise<CpuTime>((resolve, reject) => {
+      if (child.exitCode !== null || child.signalCode !== null) reject(new Error(`${name} has exited`))
+      asked.push(resolve)
+      child.stdin?.write("cpu\n")
+    })
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return
     child.kill("SIGTERM")
@@ -144,14 +145,17 @@ export const startChild = async (name: TargetName, reference: Reference, launch:
     )
     // The gateway's start-up warnings come first, on stdout too; the port is on a line of its own.
     let lines = ""
-    child.stdout?.on("data", (chunk: Buffer) => {
+    const announce = (chunk: Buffer) => {
       keep(chunk)
       lines += chunk.toString()
       const announced = /^\{"port":(\d+)\}$/m.exec(lines)
       if (announced === null) return
       clearTimeout(timer)
+      child.stdout?.off("data", announce)
+      child.stdout?.on("data", answered)
       resolve(Number(announced[1]))
-    })
+    }
+    child.stdout?.on("data", announce)
     child.once("exit", (code) => {
       clearTimeout(timer)
       reject(new Error(`${name} exited with ${code} at start:\n${output}`))
@@ -160,13 +164,7 @@ export const startChild = async (name: TargetName, reference: Reference, launch:
     await stop()
     throw error
   })
-  return { origin: `http://127.0.0.1:${port}`, pid: child.pid, stop, cpuTime: () => cpuTimeOf(child.pid) }
-}
-
-/** The median of a figure over runs, or `undefined` when some run lacks it. */
-const medianOf = (runs: ReadonlyArray<MeasuredRun>, figure: (run: MeasuredRun) => number | undefined) => {
-  const figures = runs.map(figure)
-  return figures.every((each) => each !== undefined) ? median(figures) : undefined
+  return { origin: `http://127.0.0.1:${port}`, pid: child.pid, stop, cpuTime }
 }
 
 const OFFERED_REQUEST_ID = "bench-check.1"
@@ -246,13 +244,11 @@ export const measureThroughput = async (
             }
           }
           await load(child.origin, request, { ...settings, durationSeconds: settings.warmUpSeconds }, next)
-          const cpuBefore = child.cpuTime()
+          const cpuBefore = await child.cpuTime()
           const measured = checked(target.name, request, await load(child.origin, request, settings, next))
-          const cpuAfter = child.cpuTime()
+          const cpuAfter = await child.cpuTime()
           const perRequest = (part: (time: CpuTime) => number) =>
-            cpuBefore === undefined || cpuAfter === undefined
-              ? undefined
-              : (part(cpuAfter) - part(cpuBefore)) / measured.responses
+            (part(cpuAfter) - part(cpuBefore)) / measured.responses
           const result: MeasuredRun = {
             ...measured,
             cpuMicrosecondsPerRequest: perRequest((time) => time.user + time.system),
@@ -276,8 +272,8 @@ export const measureThroughput = async (
         requestsPerSecond: median(results.map((result) => result.requestsPerSecond)),
         p50Ms: median(results.map((result) => result.p50Ms)),
         p99Ms: median(results.map((result) => result.p99Ms)),
-        cpuMicrosecondsPerRequest: medianOf(results, (result) => result.cpuMicrosecondsPerRequest),
-        userCpuMicrosecondsPerRequest: medianOf(results, (result) => result.userCpuMicrosecondsPerRequest),
+        cpuMicrosecondsPerRequest: median(results.map((result) => result.cpuMicrosecondsPerRequest)),
+        userCpuMicrosecondsPerRequest: median(results.map((result) => result.userCpuMicrosecondsPerRequest)),
         runs: results
       }
     })

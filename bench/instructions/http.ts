@@ -200,46 +200,118 @@ export const serverInstructions = async (
     }
   )
 
-/** How the same protocol is timed at full speed: fresh servers, each warmed up, then each request timed once. */
+/** How a pair of servers is timed at full speed, in turns (see {@link pairedCpu}). */
 export interface HttpTimeSettings {
-  /** Requests of each kind a server answers before any is timed. */
+  /** Requests of each kind each server answers before any is timed. */
   readonly warmUp: number
-  /** Requests timed, of each kind. */
-  readonly count: number
-  /** Fresh servers per target, one after the other. */
-  readonly runs: number
+  /** Requests per timed block. */
+  readonly block: number
+  /** Rounds per request: each round times one block on each server, the order alternating. */
+  readonly rounds: number
+}
+
+/** One round of a request on a pair of servers: CPU µs per request of each side's block. */
+interface Round {
+  readonly walletgate: { readonly user: number; readonly total: number }
+  readonly bare: { readonly user: number; readonly total: number }
+}
+
+/** A request timed on a pair of servers, in turns. */
+export interface PairedTime {
+  /** User CPU µs per request over all blocks, walletgate's and the bare app's. */
+  readonly walletgate: number
+  readonly bare: number
+  /** walletgate's user CPU over the bare app's, all blocks together, with a 95 % interval (bootstrap over rounds). */
+  readonly userRatio: number
+  readonly userRatioLow: number
+  readonly userRatioHigh: number
+  /** The median of the rounds' ratios of user + system time (each exact; the kernel's share included). */
+  readonly totalRatio: number
+  readonly rounds: ReadonlyArray<Round>
+}
+
+/** walletgate's user CPU over the bare app's, summed over `rounds`. */
+const userRatioOf = (rounds: ReadonlyArray<Round>) =>
+  rounds.reduce((sum, round) => sum + round.walletgate.user, 0) /
+  rounds.reduce((sum, round) => sum + round.bare.user, 0)
+
+/**
+ * The 95 % interval of {@link userRatioOf} by the percentile bootstrap: 2,000 resamplings of the rounds, drawn with a
+ * fixed-seed generator (a linear congruential one) so that the same rounds always give the same interval.
+ */
+const bootstrapInterval = (rounds: ReadonlyArray<Round>): readonly [number, number] => {
+  let seed = 1
+  const nextIndex = () => {
+    seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0
+    // The high bits: a power-of-two modulus leaves the low bits of such a generator short cycles.
+    return Math.floor((seed / 2 ** 32) * rounds.length)
+  }
+  const resample = () =>
+    Array.from(rounds, () => rounds[nextIndex()]).filter((round): round is Round => round !== undefined)
+  const ratios = Array.from({ length: 2_000 }, () => userRatioOf(resample())).sort((a, b) => a - b)
+  return [ratios[49] ?? Number.NaN, ratios[1_949] ?? Number.NaN]
 }
 
 /**
- * The user CPU time (µs) the server `target` spends per request on each of `requests`, driven as
- * {@link serverInstructions} drives it (same node flags, one keep-alive connection, one request at a time) but at
- * full speed, read from `/proc` around each request's timed run: one figure per run, for each request. Run it
- * alone on the machine; the lowest run is the one the machine disturbed least.
+ * The CPU time walletgate's server and the bare app's spend per request, driven as {@link serverInstructions} drives
+ * one (same node flags, one keep-alive connection each, one request at a time, every request warmed up) but at full
+ * speed and in turns: both servers run at once, and each round times a block on one then a block on the other (the
+ * order alternating), so that the machine's slow and fast moments, which move a server's CPU time per request by up
+ * to 2 times between minutes on the 2-core machine, fall on both sides alike. Each server reads its own CPU time
+ * (getrusage, to the µs). The figure is user time, as in bench/http.ts (a server's system time also carries the
+ * client's wake-up); the kernel splits user from system time by sampling at its clock tick, too coarse for one 40 ms
+ * block but even over all of them, so user time is taken over all blocks, and its interval from resampling the
+ * rounds. The exact user + system time gives each round a ratio of its own; their median is reported beside it.
  */
-export const serverUserCpu = async (
-  target: TargetName,
+export const pairedCpu = async (
+  pair: { readonly walletgate: TargetName; readonly bare: TargetName },
   requests: ReadonlyArray<MeasuredRequest>,
   settings: HttpTimeSettings,
   reference: Reference
-): Promise<ReadonlyMap<string, ReadonlyArray<number>>> => {
-  const timed = new Map<string, Array<number>>(requests.map((request) => [request.name, []]))
-  for (let run = 0; run < settings.runs; run++) {
-    await withWarmServer(
-      target,
-      requests,
-      reference,
-      { warmUp: settings.warmUp, later: settings.count },
-      { command: (serveArguments) => [process.execPath, [...COUNTED_NODE_FLAGS, ...serveArguments]], startSeconds: 60 },
-      async ({ server, send }) => {
-        for (const request of requests) {
-          const before = server.cpuTime()
-          await send(request, settings.count)
-          const after = server.cpuTime()
-          if (before === undefined || after === undefined) throw new Error(`${target}: no CPU time in /proc`)
-          timed.get(request.name)?.push((after.user - before.user) / settings.count)
+): Promise<ReadonlyMap<string, PairedTime>> => {
+  const counts = { warmUp: settings.warmUp, later: settings.block * settings.rounds }
+  const launch: Omit<Launch, "env"> = {
+    command: (serveArguments) => [process.execPath, [...COUNTED_NODE_FLAGS, ...serveArguments]],
+    startSeconds: 60
+  }
+  return withWarmServer(pair.walletgate, requests, reference, counts, launch, (ours) =>
+    withWarmServer(pair.bare, requests, reference, counts, launch, async (theirs) => {
+      /** CPU µs per request of one block on `side`: user alone, and user + system. */
+      const timeBlock = async (side: WarmServer, request: MeasuredRequest) => {
+        const before = await side.server.cpuTime()
+        await side.send(request, settings.block)
+        const after = await side.server.cpuTime()
+        return {
+          user: (after.user - before.user) / settings.block,
+          total: (after.user + after.system - before.user - before.system) / settings.block
         }
       }
-    )
-  }
-  return timed
+      const timed = new Map<string, PairedTime>()
+      for (const request of requests) {
+        const rounds: Array<Round> = []
+        for (let round = 0; round < settings.rounds; round++) {
+          if (round % 2 === 0) {
+            const walletgate = await timeBlock(ours, request)
+            rounds.push({ walletgate, bare: await timeBlock(theirs, request) })
+          } else {
+            const bare = await timeBlock(theirs, request)
+            rounds.push({ walletgate: await timeBlock(ours, request), bare })
+          }
+        }
+        const [userRatioLow, userRatioHigh] = bootstrapInterval(rounds)
+        const userPerRequest = (side: "walletgate" | "bare") =>
+          rounds.reduce((sum, round) => sum + round[side].user, 0) / rounds.length
+        timed.set(request.name, {
+          walletgate: userPerRequest("walletgate"),
+          bare: userPerRequest("bare"),
+          userRatio: userRatioOf(rounds),
+          userRatioLow,
+          userRatioHigh,
+          totalRatio: median(rounds.map((round) => round.walletgate.total / round.bare.total)),
+          rounds
+        })
+      }
+      return timed
+    })
+  )
 }
