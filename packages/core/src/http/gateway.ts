@@ -247,33 +247,33 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
     }
     const annotated = <A, X>(effect: Effect.Effect<A, X, R>) =>
       log.any ? Effect.annotateLogs(effect, { requestId }) : effect
-    // One fiber and one promise per request: the fiber's observer settles it, at once when the route ran
-    // synchronously. Whatever happens, the promise resolves with an answer.
-    return new Promise((resolve) => {
-      const settle = (exit: Exit.Exit<Reply, GatewayError>, extra?: HeaderMap) => {
-        try {
-          resolve(done(outcomeAnswer(exit, extra, run, requestId)))
-        } catch {
-          resolve(problemResponse(internalErrorDocument))
-        }
-      }
+    /** The answer to the route's exit; whatever happens, an answer. */
+    const answerOf = (exit: Exit.Exit<Reply, GatewayError>, extra?: HeaderMap): GatewayResponse => {
       try {
-        if (answerHeaders === undefined) {
-          run.runFork(annotated(outcome)).addObserver((exit) => settle(exit))
-        } else {
-          const withHeaders = Effect.flatMap(Effect.exit(outcome), (exit) =>
-            Effect.map(answerHeaders(context), (headers) => ({ exit, headers }))
-          )
-          run
-            .runFork(annotated(withHeaders))
-            .addObserver((exit) =>
-              Exit.isSuccess(exit) ? settle(exit.value.exit, exit.value.headers) : settle(Exit.failCause(exit.cause))
-            )
-        }
+        return done(outcomeAnswer(exit, extra, run, requestId))
       } catch {
-        resolve(problemResponse(internalErrorDocument))
+        return problemResponse(internalErrorDocument)
       }
-    })
+    }
+    // One fiber per request. A route whose services answer synchronously (the embedded defaults do) has finished
+    // when `runFork` returns, and is answered without a promise waiting on the fiber.
+    if (answerHeaders === undefined) {
+      const fiber = run.runFork(annotated(outcome))
+      const exit = fiber.pollUnsafe()
+      if (exit !== undefined) return Promise.resolve(answerOf(exit))
+      return new Promise((resolve) => fiber.addObserver((exit) => resolve(answerOf(exit))))
+    }
+    const withHeaders = Effect.flatMap(Effect.exit(outcome), (exit) =>
+      Effect.map(answerHeaders(context), (headers) => ({ exit, headers }))
+    )
+    const fiber = run.runFork(annotated(withHeaders))
+    return new Promise((resolve) =>
+      fiber.addObserver((exit) =>
+        resolve(
+          Exit.isSuccess(exit) ? answerOf(exit.value.exit, exit.value.headers) : answerOf(Exit.failCause(exit.cause))
+        )
+      )
+    )
   }
 
   const handle = (request: GatewayRequest): Promise<GatewayResponse> => {
