@@ -46,7 +46,7 @@ const OVER_HTTP: HttpCountSettings = {
   maxWindows: 15
 }
 // The same protocol timed at full speed, walletgate's server and the bare app's in turns, block by block.
-const TIMED: HttpTimeSettings = { warmUp: 5_000, block: 500, rounds: 100 }
+const TIMED: HttpTimeSettings = { warmUp: 5_000, block: 500, rounds: 200 }
 const GOAL = 0.1
 // The pairs of bench/http the goal is judged on, and their servers (walletgate's and the bare app with state).
 const judged = pairs.filter((pair) => pair.judged)
