@@ -2,16 +2,14 @@
 //
 // bench/http.ts measures time and CPU time over loopback, which a shared 2-core machine moves by 10-25 % between
 // identical runs. This counts the instructions the CPU executes instead (valgrind's callgrind, which runs the
-// program on a synthetic CPU): for the same program and inputs the sign-in's count moves by up to 10 %; the cheap
-// requests' by up to 30 % between a busy machine and a quiet one (likely V8's time-driven heuristics), so compare those
-// over several runs. Each request is answered in process (bench/instructions/worker.ts) by `gateway.handle` and by
-// the bare logic the HTTP benchmark's bare servers run (bench/http/bare.ts, with its in-memory state), so the
-// difference is walletgate's own cost, frameworks and sockets left out. Node runs with --single-threaded (no
-// concurrent GC or compiler threads, whose timing moved the count by ~10 %) and fixed hash and random seeds
-// (a random hash seed moved it by up to 15 % for the cheapest request); a request's count is the difference
-// between a run of COUNTS[1] and one of COUNTS[0] requests, so start-up is left out. The smaller run is long enough
-// for V8 to have compiled the request path: with 2 000 and 10 000 requests, compiling it fell between the two and
-// made up ~40 % of a sign-in's count (126 k against 73 k once warm), more for the side with more code to compile.
+// program on a synthetic CPU). Each request is answered in process (bench/instructions/worker.ts) by
+// `gateway.handle` and by the bare logic the HTTP benchmark's bare servers run (bench/http/bare.ts, with its
+// in-memory state), so the difference is walletgate's own cost, frameworks and sockets left out. Node runs with
+// --single-threaded (no concurrent GC or compiler threads, whose timing moved the count by ~10 %) and fixed hash and
+// random seeds (a random hash seed moved it by up to 15 % for the cheapest request). After a warm-up, requests are
+// counted in windows until a few in a row agree (`steadyCount`): V8 compiles a request's path in waves for
+// thousands of requests, and a window holding one cost several times a steady one (the difference of two long runs,
+// used before, moved by up to 40 % between runs for the cheap requests).
 // The same comparison is then made over HTTP, server by server (bench/instructions/http.ts): each walletgate server
 // of bench/http and the bare app it is judged against (with the sign-in's state work) answer the same requests
 // over loopback, and the server's own instructions per request are counted: the repeatable form of bench/http's
@@ -28,17 +26,25 @@ import { table } from "./http/table.ts"
 import { pairs, type TargetName } from "./http/targets.ts"
 import { referenceAnswers } from "./http/throughput.ts"
 import {
+  type CountSettings,
   countedNode,
-  type HttpCountSettings,
   type HttpTimeSettings,
   pairedCpu,
-  serverInstructions
+  serverInstructions,
+  steadyCount
 } from "./instructions/http.ts"
 import { type InstructionRequest, type InstructionServer, instructionRequests } from "./instructions/worker.ts"
 
-const COUNTS = [10_000, 30_000] as const
+// In process: a warm-up of the request, then its windows until three agree (as over HTTP).
+const IN_PROCESS: CountSettings = {
+  warmUp: 10_000,
+  count: 1_000,
+  steadyWindows: 3,
+  steadySpread: 0.05,
+  maxWindows: 15
+}
 // Over HTTP (bench/instructions/http.ts): a warm-up of every request, then each request's windows until three agree.
-const OVER_HTTP: HttpCountSettings = {
+const OVER_HTTP: CountSettings = {
   warmUp: 5_000,
   count: 1_000,
   steadyWindows: 3,
@@ -53,24 +59,54 @@ const judged = pairs.filter((pair) => pair.judged)
 const judgedTargets = judged.flatMap((pair) => [pair.walletgate, pair.bareWithState])
 const worker = fileURLToPath(new URL("./instructions/worker.ts", import.meta.url))
 
-/** Instructions a run of `count` requests executed, start-up included. */
-const instructionsOf = (server: InstructionServer, request: InstructionRequest, count: number, reference: string) =>
-  new Promise<number>((resolve, reject) => {
-    const child = spawn("valgrind", countedNode([worker, server, request, String(count), reference]), {
-      stdio: ["ignore", "ignore", "pipe"],
-      env: { ...process.env, TEST_PHONES: String(COUNTS[1] + 1) }
-    })
-    let output = ""
-    child.stderr.on("data", (chunk: Buffer) => {
-      output = (output + chunk.toString()).slice(-8000)
-    })
-    child.once("error", reject)
-    child.once("exit", (code) => {
-      const collected = /Collected : (\d+)/.exec(output)
-      if (code === 0 && collected !== null) resolve(Number(collected[1]))
-      else reject(new Error(`${server}, ${request}: valgrind exited with ${code}\n${output}`))
-    })
+/**
+ * Instructions per request of `request` answered in process by `server` (bench/instructions/worker.ts under
+ * callgrind): after a warm-up, windows until they agree, the counter read between them from outside.
+ */
+const countInProcess = async (server: InstructionServer, request: InstructionRequest, reference: string) => {
+  const phones = IN_PROCESS.warmUp + IN_PROCESS.count * IN_PROCESS.maxWindows + 1
+  const child = spawn("valgrind", countedNode([worker, server, request, reference]), {
+    stdio: ["pipe", "pipe", "pipe"],
+    env: { ...process.env, TEST_PHONES: String(phones) }
   })
+  let output = ""
+  child.stderr.on("data", (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-8000)
+  })
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve))
+  // The worker's lines (`ready`, then a `done` per window), awaited one at a time.
+  const waiting: Array<() => void> = []
+  let lines = ""
+  child.stdout.on("data", (chunk: Buffer) => {
+    lines += chunk.toString()
+    let end = lines.indexOf("\n")
+    while (end !== -1) {
+      lines = lines.slice(end + 1)
+      waiting.shift()?.()
+      end = lines.indexOf("\n")
+    }
+  })
+  const nextLine = () =>
+    new Promise<void>((resolve, reject) => {
+      waiting.push(resolve)
+      exited.then((code) => reject(new Error(`${server}, ${request}: the worker exited with ${code}\n${output}`)))
+    })
+  const answer = async (count: number) => {
+    const done = nextLine()
+    child.stdin.write(`${count}\n`)
+    await done
+  }
+  try {
+    await nextLine()
+    const { pid } = child
+    if (pid === undefined) throw new Error(`${server}, ${request}: valgrind did not start`)
+    await answer(IN_PROCESS.warmUp)
+    return await steadyCount(pid, IN_PROCESS, () => answer(IN_PROCESS.count))
+  } finally {
+    child.stdin.end()
+    await exited
+  }
+}
 
 /** Runs `jobs` at most `limit` at a time. */
 const inTurns = async <A>(jobs: ReadonlyArray<() => Promise<A>>, limit: number): Promise<Array<A>> => {
@@ -101,34 +137,43 @@ export async function run(): Promise<void> {
   const requests = Object.keys(instructionRequests) as Array<InstructionRequest>
   const servers: ReadonlyArray<InstructionServer> = ["walletgate", "bare + state"]
   const cases = requests.flatMap((request) => servers.map((server) => ({ request, server })))
-  const totals = await inTurns(
-    cases.flatMap(({ request, server }) =>
-      COUNTS.map((count) => () => {
-        console.error(`  … ${server}, ${request}, ${count} requests under valgrind`)
-        return instructionsOf(server, request, count, reference)
-      })
-    ),
+  const counted = await inTurns(
+    cases.map(({ request, server }) => () => {
+      console.error(`  … ${server}, ${request}, in process under valgrind`)
+      return countInProcess(server, request, reference)
+    }),
     availableParallelism()
   )
-  const perRequest = (index: number) =>
-    Math.round(((totals[2 * index + 1] ?? Number.NaN) - (totals[2 * index] ?? Number.NaN)) / (COUNTS[1] - COUNTS[0]))
+  const countOf = (request: InstructionRequest, server: InstructionServer) =>
+    counted[cases.findIndex((each) => each.request === request && each.server === server)]
   const rows = requests.map((request) => {
-    const walletgate = perRequest(cases.findIndex((each) => each.request === request && each.server === "walletgate"))
-    const bare = perRequest(cases.findIndex((each) => each.request === request && each.server === "bare + state"))
-    return { request, walletgate, bare, extra: walletgate - bare, ratio: Number((walletgate / bare).toFixed(2)) }
+    const ours = countOf(request, "walletgate")
+    const theirs = countOf(request, "bare + state")
+    const walletgate = ours?.perRequest ?? Number.NaN
+    const bare = theirs?.perRequest ?? Number.NaN
+    return {
+      request,
+      walletgate,
+      bare,
+      extra: walletgate - bare,
+      ratio: Number((walletgate / bare).toFixed(2)),
+      steady: { walletgate: ours?.steady ?? false, bare: theirs?.steady ?? false },
+      windows: { walletgate: ours?.windows ?? [], bare: theirs?.windows ?? [] }
+    }
   })
 
   console.log(
-    `### Instructions per request, in process (valgrind callgrind, node --single-threaded, ` +
-      `${COUNTS[1]} − ${COUNTS[0]} requests)\n`
+    `### Instructions per request, in process (valgrind callgrind, node --single-threaded; after ` +
+      `${IN_PROCESS.warmUp} requests, the median of the first ${IN_PROCESS.steadyWindows} consecutive windows of ` +
+      `${IN_PROCESS.count} within ${IN_PROCESS.steadySpread * 100} % of each other)\n`
   )
   console.log(
     table(
       ["request", "gateway.handle", "bare + state", "walletgate's own", "×"],
       rows.map((row) => [
         row.request,
-        row.walletgate.toLocaleString("en"),
-        row.bare.toLocaleString("en"),
+        `${row.walletgate.toLocaleString("en")}${row.steady.walletgate ? "" : " *"}`,
+        `${row.bare.toLocaleString("en")}${row.steady.bare ? "" : " *"}`,
         row.extra.toLocaleString("en"),
         row.ratio.toFixed(2)
       ]),
@@ -208,7 +253,7 @@ export async function run(): Promise<void> {
       {
         measuredAt: new Date().toISOString(),
         node: process.version,
-        inProcess: { counts: COUNTS, rows },
+        inProcess: { settings: IN_PROCESS, rows },
         overHttp: { settings: OVER_HTTP, goal: GOAL, rows: overHttp },
         timedOverHttp: { settings: TIMED, rows: timed }
       },

@@ -29,8 +29,8 @@ export const countedNode = (nodeArguments: ReadonlyArray<string>): Array<string>
   ...nodeArguments
 ]
 
-/** How many requests warm a server up, and when a request's count is steady. */
-export interface HttpCountSettings {
+/** How many requests warm a process up, and when a request's count is steady (in process and over HTTP alike). */
+export interface CountSettings {
   /** Requests of each kind a server answers before any is counted. */
   readonly warmUp: number
   /** Requests per counted window. */
@@ -46,8 +46,8 @@ export interface HttpCountSettings {
   readonly maxWindows: number
 }
 
-/** What a request cost the server: the median of its steady windows, and every window counted. */
-export interface HttpCount {
+/** What a request cost a process: the median of its steady windows, and every window counted. */
+export interface WindowedCount {
   readonly perRequest: number
   readonly windows: ReadonlyArray<number>
   /** Whether `steadyWindows` consecutive windows agreed within `steadySpread`. */
@@ -158,15 +158,39 @@ const executedBy = (pid: number) =>
   })
 
 /**
+ * Counts what process `pid` (under callgrind) executes per request in windows of `settings.count` requests, each
+ * sent by `sendWindow`, until `settings.steadyWindows` windows in a row agree within `settings.steadySpread`: V8 keeps
+ * compiling a request's path in waves well after a warm-up, and a window holding one costs several times a steady
+ * one. The counter is read between windows (`callgrind_control -e Ir`, which leaves it alone).
+ */
+export const steadyCount = async (
+  pid: number,
+  settings: CountSettings,
+  sendWindow: () => Promise<void>
+): Promise<WindowedCount> => {
+  const windows: Array<number> = []
+  let steady = false
+  while (!steady && windows.length < settings.maxWindows) {
+    const before = await executedBy(pid)
+    await sendWindow()
+    windows.push(Math.round(((await executedBy(pid)) - before) / settings.count))
+    steady =
+      windows.length >= settings.steadyWindows &&
+      spreadOf(windows.slice(-settings.steadyWindows)) <= settings.steadySpread
+  }
+  return { perRequest: median(leastSpreadRun(windows, settings.steadyWindows)), windows, steady }
+}
+
+/**
  * Instructions per request of server `target` for each of `requests`, over HTTP: one process under callgrind
  * answers them all on one keep-alive connection, warmed up on every one of them first.
  */
 export const serverInstructions = async (
   target: TargetName,
   requests: ReadonlyArray<MeasuredRequest>,
-  settings: HttpCountSettings,
+  settings: CountSettings,
   reference: Reference
-): Promise<ReadonlyMap<string, HttpCount>> =>
+): Promise<ReadonlyMap<string, WindowedCount>> =>
   withWarmServer(
     target,
     requests,
@@ -178,23 +202,9 @@ export const serverInstructions = async (
     async ({ server, send }) => {
       const { pid } = server
       if (pid === undefined) throw new Error(`${target}: valgrind did not start`)
-      const counts = new Map<string, HttpCount>()
+      const counts = new Map<string, WindowedCount>()
       for (const request of requests) {
-        const windows: Array<number> = []
-        let steady = false
-        while (!steady && windows.length < settings.maxWindows) {
-          const before = await executedBy(pid)
-          await send(request, settings.count)
-          windows.push(Math.round(((await executedBy(pid)) - before) / settings.count))
-          steady =
-            windows.length >= settings.steadyWindows &&
-            spreadOf(windows.slice(-settings.steadyWindows)) <= settings.steadySpread
-        }
-        counts.set(request.name, {
-          perRequest: median(leastSpreadRun(windows, settings.steadyWindows)),
-          windows,
-          steady
-        })
+        counts.set(request.name, await steadyCount(pid, settings, () => send(request, settings.count)))
       }
       return counts
     }

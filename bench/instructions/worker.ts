@@ -1,9 +1,11 @@
 // Child process of bench/instructions.ts: `node --single-threaded bench/instructions/worker.ts <server> <request>
-// <count> <reference JSON>` answers `count` requests in process, one after the other, through walletgate's
-// `gateway.handle` (the way the node:http bridge of bench/http/targets.ts hands them over) or through the bare
-// logic of bench/http/bare.ts (with its in-memory state), and exits. bench/instructions.ts runs it under
-// valgrind twice with two counts: the difference is what the extra requests cost, start-up left out.
-import { type GatewayRequest, readBodyWithin } from "@walletgate/core"
+// <reference JSON>` answers requests in process, one after the other, through walletgate's `gateway.handle` (the way
+// the node:http bridge of bench/http/targets.ts hands them over) or through the bare logic of bench/http/bare.ts
+// (with its in-memory state). It prints `ready` on a line once set up; each line `<n>` on its stdin then has it
+// answer n more requests and print `done`, so that bench/instructions.ts, outside valgrind, reads the counter
+// between windows; it exits when its stdin closes.
+import { createInterface } from "node:readline"
+import { type Gateway, type GatewayRequest, readBodyWithin } from "@walletgate/core"
 import { BARE_BODY_LIMIT, bareServer } from "../http/bare.ts"
 import { JWKS_PATH, MISSING_PATH, type Reference, SIGN_IN_PATH, signInBody } from "../http/requests.ts"
 import { benchGateway } from "../http/targets.ts"
@@ -24,20 +26,13 @@ export type InstructionServer = "walletgate" | "bare + state"
 const isRequest = (name: string | undefined): name is InstructionRequest =>
   name !== undefined && Object.hasOwn(instructionRequests, name)
 
-const main = async () => {
-  const [server, name, countText, referenceText] = process.argv.slice(2)
-  const count = Number(countText)
-  if ((server !== "walletgate" && server !== "bare + state") || !isRequest(name) || !Number.isInteger(count)) {
-    throw new Error("usage: worker.ts <walletgate | bare + state> <request> <count> <reference JSON>")
-  }
-  const { method, path } = instructionRequests[name]
-  const encoder = new TextEncoder()
-  const headers = { host: "127.0.0.1", "content-type": "application/json", "content-length": "26" }
-  let phone = 0
-  const body = () => [encoder.encode(signInBody(phone++))]
+/** Answers `count` requests of one kind, each through one server; the phone of each sign-in another one. */
+type Answerer = (count: number) => Promise<void>
 
-  if (server === "bare + state") {
-    const bare = bareServer(JSON.parse(referenceText ?? "{}") as Reference, { withState: true })
+const bareAnswerer = (method: string, path: string, reference: Reference, body: () => Array<Uint8Array>): Answerer => {
+  const bare = bareServer(reference, { withState: true })
+  const headers = { "content-type": "application/json" }
+  return async (count) => {
     for (let i = 0; i < count; i++) {
       const answer = bare.isSignIn(method, path)
         ? await bare.signIn(
@@ -49,25 +44,52 @@ const main = async () => {
         : await Promise.resolve(bare.answer(method, path, undefined))
       if (answer.status >= 500) throw new Error(answer.body)
     }
-    return
   }
+}
 
-  const gateway = await benchGateway()
-  for (let i = 0; i < count; i++) {
-    const request: GatewayRequest = {
-      method,
-      path,
-      query: new URLSearchParams(""),
-      headers: method === "POST" ? headers : { host: headers.host },
-      remoteAddress: "127.0.0.1"
+const gatewayAnswerer = (method: string, path: string, gateway: Gateway, body: () => Array<Uint8Array>): Answerer => {
+  const headers = { host: "127.0.0.1", "content-type": "application/json", "content-length": "26" }
+  return async (count) => {
+    for (let i = 0; i < count; i++) {
+      const request: GatewayRequest = {
+        method,
+        path,
+        query: new URLSearchParams(""),
+        headers: method === "POST" ? headers : { host: headers.host },
+        remoteAddress: "127.0.0.1"
+      }
+      const response =
+        method === "POST"
+          ? await gateway.handle({ ...request, rawBody: await readBodyWithin(body(), BARE_BODY_LIMIT) })
+          : await gateway.handle(request)
+      if (response.status >= 500) throw new Error(response.body)
     }
-    const response =
-      method === "POST"
-        ? await gateway.handle({ ...request, rawBody: await readBodyWithin(body(), BARE_BODY_LIMIT) })
-        : await gateway.handle(request)
-    if (response.status >= 500) throw new Error(response.body)
   }
-  await gateway.dispose()
+}
+
+const main = async () => {
+  const [server, name, referenceText] = process.argv.slice(2)
+  if ((server !== "walletgate" && server !== "bare + state") || !isRequest(name)) {
+    throw new Error("usage: worker.ts <walletgate | bare + state> <request> <reference JSON>")
+  }
+  const { method, path } = instructionRequests[name]
+  const encoder = new TextEncoder()
+  let phone = 0
+  const body = () => [encoder.encode(signInBody(phone++))]
+  const gateway = server === "walletgate" ? await benchGateway() : undefined
+  const answer =
+    gateway === undefined
+      ? bareAnswerer(method, path, JSON.parse(referenceText ?? "{}") as Reference, body)
+      : gatewayAnswerer(method, path, gateway, body)
+  process.stdout.write("ready\n")
+  // One window at a time: the parent waits for `done` before it asks for the next.
+  for await (const line of createInterface({ input: process.stdin })) {
+    const count = Number(line)
+    if (!Number.isInteger(count) || count < 1) throw new Error(`worker.ts: expected a count, got ${line}`)
+    await answer(count)
+    process.stdout.write("done\n")
+  }
+  await gateway?.dispose()
 }
 
 if (import.meta.main) await main()
