@@ -5,7 +5,7 @@
 //    and a bare node:http handler. What "the same work" means for the bare apps is written at the top of
 //    bench/http/bare.ts; the servers are in bench/http/targets.ts, the method in bench/http/throughput.ts.
 //    The goal: walletgate costs under 10 % over the bare framework: the server's user-mode CPU time per request
-//    (read from /proc on Linux) at most 1.10 times the bare app's; elsewhere bare req/s ÷ walletgate req/s < 1.10.
+//    (which the server reads itself, bench/http/serve.ts) at most 1.10 times the bare app's.
 //    User time, not user + system: both sides make the same system calls per request (one read, one writev:
 //    strace -c), but over loopback a server's writev also runs the client's TCP receive path and wakes the load
 //    generator, in the server's own system time. That share grows when autocannon is asleep as the answer lands,
@@ -173,10 +173,10 @@ export async function run(): Promise<void> {
         each.p99Ratio.toFixed(2),
         String(each.walletgateCpuMicroseconds),
         String(each.bareCpuMicroseconds),
-        each.cpuCost === undefined ? "n/a" : percent(each.cpuCost),
+        percent(each.cpuCost),
         String(each.walletgateUserCpuMicroseconds),
         String(each.bareUserCpuMicroseconds),
-        each.userCpuCost === undefined ? "n/a" : percent(each.userCpuCost),
+        percent(each.userCpuCost),
         each.judged ? (each.goalMet ? "met" : "not met") : "(not judged)"
       ]),
       3
