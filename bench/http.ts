@@ -4,13 +4,14 @@
 //    Express 5 app, the Koa adapter and a bare Koa 3 app, `gateway.fetch` behind a minimal node:http bridge
 //    and a bare node:http handler. What "the same work" means for the bare apps is written at the top of
 //    bench/http/bare.ts; the servers are in bench/http/targets.ts, the method in bench/http/throughput.ts.
-//    The goal: walletgate costs under 10 % over the bare framework: the server's user-mode CPU time per request
-//    (which the server reads itself, bench/http/serve.ts) at most 1.10 times the bare app's.
-//    User time, not user + system: both sides make the same system calls per request (one read, one writev:
-//    strace -c), but over loopback a server's writev also runs the client's TCP receive path and wakes the load
-//    generator, in the server's own system time. That share grows when autocannon is asleep as the answer lands,
-//    which it is more often the slower the server is: it follows the closed loop, not the server's code, and
-//    moved a 404's total cost by up to 10 µs between runs. Total CPU is printed beside it.
+//    Each pair's ratios are printed: req/s, p50 and p99, and the server's CPU time per request (which the server
+//    reads itself, bench/http/serve.ts), user + system and user alone. User time is what walletgate's code costs:
+//    both sides make the same system calls per request (one read, one writev: strace -c), but over loopback a
+//    server's writev also runs the client's TCP receive path and wakes the load generator, in the server's own
+//    system time, a share that follows the closed loop rather than the server's code. The goal, walletgate under
+//    10 % over the bare framework, is not judged here: with autocannon on the same two cores a row's user CPU cost
+//    moved by 45 points between runs (Koa's 404: +4 %, then +49 %). Its verdict is bench/instructions.ts, which times
+//    each pair in turns.
 // 2. Per-endpoint latency (bench/http/endpoints.ts), in memory and on Redis: OTP send + verify, a kernel
 //    transaction and a payout on a local anvil, and the RPC round trips of the last two. (The sweeper's lookup
 //    with 100 tokens and its round trips: bench/sweeper.ts.)
@@ -34,7 +35,6 @@ import {
 // Five short runs rather than three long ones: on a shared machine a median of more runs is steadier.
 const THROUGHPUT = { runs: 5, durationSeconds: 2, warmUpSeconds: 1, connections: 10 } as const
 const ENDPOINTS = { count: 200, warmUp: 20, accounts: 10, counted: 5 } as const
-const GOAL = 0.1
 const SIGN_IN = measuredRequests.find((request) => request.method === "POST")?.name ?? ""
 
 const targets: ReadonlyArray<Target> = [
@@ -92,9 +92,7 @@ const comparison = (rows: ReadonlyArray<ThroughputRow>, walletgate: TargetName, 
     bareUserCpuMicroseconds: round(theirs.userCpuMicrosecondsPerRequest, 1),
     userCpuCost: round(userCpuCost, 3),
     p50Ratio: round(ours.p50Ms / theirs.p50Ms, 2),
-    p99Ratio: round(ours.p99Ms / theirs.p99Ms, 2),
-    // Judged on the user CPU cost (see the top of this file).
-    goalMet: userCpuCost < GOAL
+    p99Ratio: round(ours.p99Ms / theirs.p99Ms, 2)
   }
 }
 
@@ -141,8 +139,7 @@ export async function run(): Promise<void> {
       ].flatMap(({ each, judged }) => (each === undefined ? [] : [{ framework: pair.framework, judged, ...each }]))
     })
   )
-  const judged = comparisons.filter((each) => each.judged)
-  console.log(`\n### walletgate vs the bare framework (goal: user CPU cost under ${GOAL * 100} %)\n`)
+  console.log("\n### walletgate vs the bare framework\n")
   console.log(
     table(
       [
@@ -160,7 +157,7 @@ export async function run(): Promise<void> {
         "user µs/req",
         "bare",
         "user CPU cost",
-        "goal"
+        "goal's pair"
       ],
       comparisons.map((each) => [
         each.framework,
@@ -177,17 +174,14 @@ export async function run(): Promise<void> {
         String(each.walletgateUserCpuMicroseconds),
         String(each.bareUserCpuMicroseconds),
         percent(each.userCpuCost),
-        each.judged ? (each.goalMet ? "met" : "not met") : "(not judged)"
+        each.judged ? "yes" : "no"
       ]),
       3
     )
   )
-  const missed = judged.filter((each) => !each.goalMet)
   console.log(
-    `\nGoal met on ${judged.length - missed.length} of ${judged.length} judged rows` +
-      (missed.length === 0
-        ? "."
-        : `; not met: ${missed.map((each) => `${each.framework} ${each.request}`).join(", ")}.`)
+    "\nThe goal (walletgate under 10 % over the bare framework) is judged on the rows marked as its pairs, by CPU " +
+      "time timed in turns in bench/instructions.ts: under autocannon on the same cores these ratios move too much."
   )
 
   const endpoints = await measureEndpoints(ENDPOINTS, progress)
@@ -239,7 +233,6 @@ export async function run(): Promise<void> {
     loadAverage: { before: loadBefore, afterThroughput: loadAfterThroughput, after: loadAfter },
     throughputSettings: THROUGHPUT,
     endpointSettings: ENDPOINTS,
-    goal: `user CPU time per request over the bare framework under ${GOAL * 100} %`,
     throughput: rows,
     comparisons,
     endpoints
