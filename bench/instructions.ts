@@ -20,6 +20,7 @@
 import { spawn, spawnSync } from "node:child_process"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { availableParallelism } from "node:os"
+import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 import { type MeasuredRequest, measuredRequests, type Reference } from "./http/requests.ts"
 import { table } from "./http/table.ts"
@@ -74,27 +75,16 @@ const countInProcess = async (server: InstructionServer, request: InstructionReq
     output = (output + chunk.toString()).slice(-8000)
   })
   const exited = new Promise<number | null>((resolve) => child.once("exit", resolve))
-  // The worker's lines (`ready`, then a `done` per window), awaited one at a time.
-  const waiting: Array<() => void> = []
-  let lines = ""
-  child.stdout.on("data", (chunk: Buffer) => {
-    lines += chunk.toString()
-    let end = lines.indexOf("\n")
-    while (end !== -1) {
-      lines = lines.slice(end + 1)
-      waiting.shift()?.()
-      end = lines.indexOf("\n")
+  // The worker's lines (`ready`, then a `done` per window), read one at a time.
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]()
+  const nextLine = async () => {
+    if ((await lines.next()).done === true) {
+      throw new Error(`${server}, ${request}: the worker exited with ${await exited}\n${output}`)
     }
-  })
-  const nextLine = () =>
-    new Promise<void>((resolve, reject) => {
-      waiting.push(resolve)
-      exited.then((code) => reject(new Error(`${server}, ${request}: the worker exited with ${code}\n${output}`)))
-    })
+  }
   const answer = async (count: number) => {
-    const done = nextLine()
     child.stdin.write(`${count}\n`)
-    await done
+    await nextLine()
   }
   try {
     await nextLine()

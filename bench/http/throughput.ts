@@ -127,7 +127,10 @@ export const startChild = async (name: TargetName, reference: Reference, launch:
   }
   const cpuTime = () =>
     new Promise<CpuTime>((resolve, reject) => {
-      if (child.exitCode !== null || child.signalCode !== null) reject(new Error(`${name} has exited`))
+      if (child.exitCode !== null || child.signalCode !== null) {
+        reject(new Error(`${name} has exited`))
+        return
+      }
       asked.push(resolve)
       child.stdin?.write("cpu\n")
     })
