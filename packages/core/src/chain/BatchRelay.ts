@@ -20,6 +20,7 @@ import { CallReverted } from "../kernel/errors"
 import { randomUuid, SecureRandom } from "../random/SecureRandom"
 import { AccountLocks } from "../state/AccountLocks"
 import type { StoreUnavailable } from "../state/errors"
+import { type IdempotencyInFlight, OperationLink } from "../state/IdempotencyStore"
 import { TransactionLog, type TxRecord } from "../state/TransactionLog"
 import {
   disperseArtifact,
@@ -29,7 +30,7 @@ import {
   walletFactoryArtifact
 } from "./artifacts"
 import { type BatchCall, signBatch } from "./contracts"
-import { ChainUnavailable, type Network, relayerBalance, rpc } from "./networks"
+import { ChainUnavailable, type Network, relayerBalance, rpc, withinDeadline } from "./networks"
 
 /** What a batch submission records besides the chain facts. */
 export interface BatchIntent {
@@ -83,14 +84,15 @@ export class BatchRelay extends Context.Service<
     readonly accountAddress: (network: Network, owner: Address, salt: Hex) => Effect.Effect<Address, ChainUnavailable>
     /**
      * Under the account's lock: `prepare` decides the calls (it may read balances safely), then the batch is
-     * signed, simulated (a revert fails with `CallReverted` and costs nothing), recorded and broadcast.
+     * signed, simulated (a revert fails with `CallReverted` and costs nothing), recorded, linked to the
+     * request's Idempotency-Key (`OperationLink`; `IdempotencyInFlight` if the key was taken over) and broadcast.
      */
     readonly submit: <E, R>(options: {
       readonly network: Network
       readonly owner: LocalAccount
       readonly salt: Hex
       readonly prepare: (account: Address) => Effect.Effect<BatchIntent, E, R>
-    }) => Effect.Effect<TxRecord, E | CallReverted | ChainUnavailable | StoreUnavailable, R>
+    }) => Effect.Effect<TxRecord, E | CallReverted | ChainUnavailable | StoreUnavailable | IdempotencyInFlight, R>
     /** The record of `id`, refreshed from the chain while it is still `submitted`. */
     readonly refresh: (
       record: TxRecord,
@@ -242,6 +244,11 @@ export class BatchRelay extends Context.Service<
                 }
                 // Recorded before broadcast: a crash after this line leaves a record, never a second send.
                 yield* log.save(record)
+                // Linked to the request's Idempotency-Key before broadcast: from here a retry answers from the record.
+                // If it cannot be linked, nothing is sent.
+                yield* (yield* OperationLink)
+                  .link({ id: record.id, txHash: record.txHash })
+                  .pipe(Effect.tapError(() => log.discard(record.id).pipe(Effect.ignore)))
                 const broadcast = yield* rpc(network, "sendRawTransaction", () =>
                   network.publicClient.sendRawTransaction({ serializedTransaction: serialized })
                 ).pipe(Effect.result)
@@ -271,11 +278,16 @@ export class BatchRelay extends Context.Service<
                 return record
               }).pipe(Semaphore.withPermits(turn.semaphore, 1))
               return record
-            }).pipe(Effect.tapCause(() => lock.release))
+              // Any way this ends early (a failure, a defect, an interruption) frees the account.
+            }).pipe(Effect.onError(() => lock.release))
 
             // The lock stays held until the transaction is mined, so the account's next batch sees the new nonce.
-            yield* rpc(network, "waitForTransactionReceipt", () =>
-              network.publicClient.waitForTransactionReceipt({ hash: sent.txHash as Hex, timeout: receiptTimeoutMs })
+            yield* rpc(
+              network,
+              "waitForTransactionReceipt",
+              () =>
+                network.publicClient.waitForTransactionReceipt({ hash: sent.txHash as Hex, timeout: receiptTimeoutMs }),
+              receiptTimeoutMs + network.rpcDeadlineMs
             ).pipe(
               Effect.flatMap((receipt) => settle(network, sent, receipt)),
               Effect.catch((error) =>
@@ -332,7 +344,7 @@ const simulateBatch = (network: Network, to: Address, data: Hex) =>
         return new CallReverted({ index: -1, reason: decodeRevertReason(revertData) })
       }
     }
-  })
+  }).pipe(withinDeadline(network, "call"))
 
 const findRevertData = (error: BaseError): Hex | undefined => {
   const reverted = error.walk((cause) => cause instanceof ContractFunctionRevertedError)

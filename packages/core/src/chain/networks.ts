@@ -35,9 +35,17 @@ export interface NetworkConfig {
   readonly relayerLowBalanceWei?: bigint
   /** How often to poll for receipts; default 1000 ms (a local node: 20 ms). */
   readonly pollingIntervalMs?: number
-  /** How long to wait for one RPC answer; default 10 s. */
+  /** How long to wait for one RPC answer (one try of viem's transport, which tries 3 times); default 10 s. */
   readonly rpcTimeoutMs?: number
+  /**
+   * The overall deadline of one chain request, every try included; default 5 s. `GET /v1/health` waits at
+   * most the smaller of this and {@link HEALTH_DEADLINE_MS}. The wait for a receipt has its own bound.
+   */
+  readonly rpcDeadlineMs?: number
 }
+
+/** The longest `GET /v1/health` (and any relayer balance check) waits for a node. */
+export const HEALTH_DEADLINE_MS = 2_000
 
 /** A network the gateway serves, with its clients. */
 export interface Network {
@@ -48,6 +56,8 @@ export interface Network {
   readonly publicClient: PublicClient<Transport, Chain>
   readonly relayer: WalletClient<Transport, Chain, LocalAccount>
   readonly relayerLowBalanceWei: bigint
+  /** The overall deadline of one chain request on this network (see {@link NetworkConfig.rpcDeadlineMs}). */
+  readonly rpcDeadlineMs: number
 }
 
 /** The `chain` of a request: a slug, or a chain id in decimal. */
@@ -93,7 +103,8 @@ const toNetwork = (config: NetworkConfig): Network => {
     contracts: config.contracts,
     publicClient: createPublicClient({ chain, transport, pollingInterval: config.pollingIntervalMs ?? 1000 }),
     relayer: createWalletClient({ chain, transport, account: privateKeyToAccount(config.relayerKey) }),
-    relayerLowBalanceWei: config.relayerLowBalanceWei ?? 50_000_000_000_000_000n
+    relayerLowBalanceWei: config.relayerLowBalanceWei ?? 50_000_000_000_000_000n,
+    rpcDeadlineMs: config.rpcDeadlineMs ?? 5_000
   }
 }
 
@@ -104,8 +115,25 @@ export class ChainUnavailable extends Schema.TaggedError<ChainUnavailable>()("Ch
   cause: Schema.String
 }) {}
 
-/** Runs an RPC promise as an Effect that fails with {@link ChainUnavailable}. */
-export const rpc = <A>(network: Network, what: string, call: () => Promise<A>) =>
+/**
+ * Bounds a chain request by `deadlineMs` (default: the network's), retries included: past it the request
+ * fails with {@link ChainUnavailable} and is no longer waited for (what it holds, such as a lock, is freed).
+ */
+export const withinDeadline =
+  (network: Network, what: string, deadlineMs: number = network.rpcDeadlineMs) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | ChainUnavailable, R> =>
+    self.pipe(
+      Effect.timeoutOrElse({
+        duration: deadlineMs,
+        orElse: () =>
+          Effect.fail(
+            new ChainUnavailable({ network: network.slug, cause: `${what}: no answer within ${deadlineMs} ms` })
+          )
+      })
+    )
+
+/** Runs an RPC promise as an Effect that fails with {@link ChainUnavailable}, within the network's deadline. */
+export const rpc = <A>(network: Network, what: string, call: () => Promise<A>, deadlineMs?: number) =>
   Effect.tryPromise({
     try: call,
     catch: (error) =>
@@ -113,7 +141,7 @@ export const rpc = <A>(network: Network, what: string, call: () => Promise<A>) =
         network: network.slug,
         cause: `${what}: ${describeRpcError(error)}`
       })
-  })
+  }).pipe(withinDeadline(network, what, deadlineMs))
 
 /** The name and short message of a viem error: what the node said, never a key (viem puts no key in errors). */
 const describeRpcError = (error: unknown): string => {
@@ -122,8 +150,11 @@ const describeRpcError = (error: unknown): string => {
   return typeof short === "string" ? `${error.name}: ${short}` : error.name
 }
 
-/** The relayer's balance on `network` and whether it is below the network's low mark. */
+/** The relayer's balance on `network` and whether it is below the network's low mark, within the health deadline. */
 export const relayerBalance = (network: Network) =>
-  rpc(network, "getBalance", () => network.publicClient.getBalance({ address: network.relayer.account.address })).pipe(
-    Effect.map((balance) => ({ balance, low: balance < network.relayerLowBalanceWei }))
-  )
+  rpc(
+    network,
+    "getBalance",
+    () => network.publicClient.getBalance({ address: network.relayer.account.address }),
+    Math.min(network.rpcDeadlineMs, HEALTH_DEADLINE_MS)
+  ).pipe(Effect.map((balance) => ({ balance, low: balance < network.relayerLowBalanceWei })))

@@ -13,8 +13,9 @@ import type {
   UnknownNetwork
 } from "../payout/errors"
 import type { StoreUnavailable } from "../state/errors"
+import type { IdempotencyInFlight } from "../state/IdempotencyStore"
 import type { IndexSyncing, InvalidAddress, PriceUnavailable, SweeperNotConfigured } from "../sweeper/errors"
-import type { IdempotencyInFlight, IdempotencyKeyReused } from "./idempotency"
+import type { IdempotencyKeyReused, OutcomeUnknown } from "./idempotency"
 
 /** No route has this path. Answered 404 `not_found`. */
 export class RouteNotFound extends Schema.TaggedError<RouteNotFound>()("RouteNotFound", {}) {}
@@ -78,6 +79,7 @@ export type GatewayError =
   | ChainUnavailable
   | IdempotencyKeyReused
   | IdempotencyInFlight
+  | OutcomeUnknown
   | InvalidApiKey
   | UnknownNetwork
   | AccountNotFound
@@ -238,8 +240,18 @@ export const problemTable: ProblemTable = {
     status: 409,
     code: "idempotency_in_flight",
     title: "Request in progress",
-    detail: () => "The first request with this Idempotency-Key is still running. Retry shortly.",
+    detail: () =>
+      "The first request with this Idempotency-Key is still running and has sent nothing yet; nothing was sent. Retry shortly.",
     headers: () => ({ "retry-after": "1" })
+  },
+  OutcomeUnknown: {
+    status: 502,
+    code: "outcome_unknown",
+    title: "Sent; outcome unknown",
+    detail: () =>
+      "The transaction was recorded and may have been sent, but its state could not be read. Retry with the same Idempotency-Key or read it by id; do not send it again without the key.",
+    headers: () => ({ "retry-after": "5" }),
+    extensions: (e) => ({ id: e.id, txHash: e.txHash })
   },
   InvalidApiKey: {
     status: 401,

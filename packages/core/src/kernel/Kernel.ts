@@ -9,6 +9,7 @@ import { BatchRelay } from "../chain/BatchRelay"
 import { type ChainUnavailable, type Network, Networks } from "../chain/networks"
 import { InvalidRequest } from "../http/errors"
 import type { StoreUnavailable } from "../state/errors"
+import type { IdempotencyInFlight } from "../state/IdempotencyStore"
 import { TransactionLog, type TxRecord } from "../state/TransactionLog"
 import { type CallReverted, TxNotFound, UnsupportedChain } from "./errors"
 import { KeyVault } from "./KeyVault"
@@ -56,6 +57,7 @@ export class Kernel extends Context.Service<
       | CallReverted
       | ChainUnavailable
       | StoreUnavailable
+      | IdempotencyInFlight
     >
     /** A transaction the app submitted, with its current status. */
     readonly find: (

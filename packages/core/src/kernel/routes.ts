@@ -4,7 +4,8 @@ import { AppAuth } from "../auth/AppAuth"
 import { Networks, relayerBalance } from "../chain/networks"
 import { idempotent } from "../http/idempotency"
 import { decoderOf, routeWithBody, routeWithoutBody } from "../http/route"
-import { Kernel } from "./Kernel"
+import { TransactionLog } from "../state/TransactionLog"
+import { Kernel, kernelTxView } from "./Kernel"
 import { KernelTxRequest } from "./schemas"
 
 const decodeTx = decoderOf(KernelTxRequest)
@@ -20,11 +21,24 @@ export const kernelRoutes = [
       const app = yield* (yield* AppAuth).authenticate(context.request.headers.authorization)
       const request = yield* decodeTx(body)
       const kernel = yield* Kernel
+      const log = yield* TransactionLog
+      // The chain as resolved: `"chain": "anvil"` and `"chain": "31337"` are one request.
+      const chain = (yield* Networks).resolve(request.chain)?.slug ?? request.chain
       return yield* idempotent({
         key: context.request.headers["idempotency-key"],
         scope: `kernel:${app.clientId}`,
-        request,
-        run: kernel.send(app, request).pipe(Effect.map((view) => ({ status: 200, body: view })))
+        request: { ...request, chain },
+        run: kernel.send(app, request).pipe(Effect.map((view) => ({ status: 200, body: view }))),
+        recover: (id) =>
+          log
+            .find(id)
+            .pipe(
+              Effect.map((record) =>
+                record === undefined || record.kind !== "kernel" || record.owner !== app.clientId
+                  ? undefined
+                  : { status: 200, body: kernelTxView(record) }
+              )
+            )
       })
     })
   ),

@@ -11,6 +11,7 @@ import { InvalidRequest } from "../http/errors"
 import type { CallReverted } from "../kernel/errors"
 import { KeyVault } from "../kernel/KeyVault"
 import type { StoreUnavailable } from "../state/errors"
+import type { IdempotencyInFlight } from "../state/IdempotencyStore"
 import { TransactionLog, type TxRecord } from "../state/TransactionLog"
 import type { ApiKeyRecord } from "./ApiKeys"
 import { AutomationAccounts, automationSalt, NATIVE_ASSET, type PayoutPlan } from "./accounts"
@@ -49,6 +50,7 @@ type PayoutError =
   | CallReverted
   | ChainUnavailable
   | StoreUnavailable
+  | IdempotencyInFlight
 
 /**
  * Automation payouts (SPEC §4.4): pay an account's funds out to its recipients, in one transaction

@@ -1,9 +1,11 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import { Networks } from "../chain/networks"
 import { idempotent } from "../http/idempotency"
 import { decoderOf, routeWithBody, routeWithoutBody } from "../http/route"
+import { TransactionLog } from "../state/TransactionLog"
 import { authenticateApiKey } from "./ApiKeys"
-import { Payouts } from "./Payouts"
+import { Payouts, payoutView } from "./Payouts"
 import { DisperseRequest, PayoutPath } from "./schemas"
 
 const decodePath = decoderOf(PayoutPath)
@@ -21,13 +23,27 @@ export const payoutRoutes = [
       const path = yield* decodePath(context.params)
       const request = yield* decodeDisperse(body)
       const payouts = yield* Payouts
+      const log = yield* TransactionLog
+      // The network as resolved and the address in one case: `/v1/anvil/…` and `/v1/31337/…` are one scope.
+      const network = (yield* Networks).resolve(path.network)?.slug ?? path.network
+      const account = path.address.toLowerCase()
       return yield* idempotent({
         key: context.request.headers["idempotency-key"],
-        scope: `payout:${path.network}:${path.address.toLowerCase()}`,
+        scope: `payout:${network}:${account}`,
         request,
         run: payouts
           .disperse(key, path.network, path.address, request)
-          .pipe(Effect.map((view) => ({ status: 200, body: view })))
+          .pipe(Effect.map((view) => ({ status: 200, body: view }))),
+        recover: (id) =>
+          log
+            .find(id)
+            .pipe(
+              Effect.map((record) =>
+                record === undefined || record.kind !== "payout" || record.account.toLowerCase() !== account
+                  ? undefined
+                  : { status: 200, body: payoutView(record) }
+              )
+            )
       })
     })
   ),

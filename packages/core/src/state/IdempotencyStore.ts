@@ -1,6 +1,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import type { StoreUnavailable } from "./errors"
 
 /** How many expired records the in-memory store forgets per claim: more than one, so it keeps up with bursts. */
@@ -12,33 +13,89 @@ export interface StoredReply {
   readonly body: unknown
 }
 
+/** The operation a claim is linked to: its record, made before anything is sent, and its transaction's hash. */
+export interface LinkedOperation {
+  /** The id of the operation's `TransactionLog` record. */
+  readonly id: string
+  readonly txHash: string
+}
+
 /** The outcome of claiming an idempotency key. */
 export type IdempotencyClaim =
   | {
       readonly _tag: "Claimed"
-      /** A random token naming this claim: only its holder may complete or release the key. */
+      /** A random token naming this claim: only its holder may link, complete or release the key. */
       readonly owner: string
     }
+  /** Another request holds the key and has sent nothing yet (it linked no operation). */
   | { readonly _tag: "InFlight" }
+  /**
+   * Another request holds the key, linked to an operation that may have been sent, and stored no answer yet:
+   * the answer is the operation's record. `running` while the claim's lease lasts (its request may still
+   * answer); `owner` lets a retry give the key up when the record is gone (the node refused it: nothing sent).
+   */
+  | {
+      readonly _tag: "Linked"
+      readonly owner: string
+      readonly operation: LinkedOperation
+      readonly running: boolean
+    }
   | { readonly _tag: "Completed"; readonly reply: StoredReply }
   | { readonly _tag: "Mismatch" }
+
+/**
+ * The first request with this Idempotency-Key is still running and has sent nothing yet (or a later one
+ * took the key over after its lease ended): nothing was sent by this request. Answered 409
+ * `idempotency_in_flight`.
+ */
+export class IdempotencyInFlight extends Schema.TaggedError<IdempotencyInFlight>()("IdempotencyInFlight", {}) {}
+
+/** What links a money operation to the request's Idempotency-Key; see {@link OperationLink}. */
+export interface OperationLinker {
+  /** Links the operation recorded to be sent; a failure means nothing may be sent. */
+  readonly link: (operation: LinkedOperation) => Effect.Effect<void, StoreUnavailable | IdempotencyInFlight>
+}
+
+/**
+ * Where a money operation reports its record after recording it and before sending anything: `idempotent`
+ * provides a linker that ties the request's Idempotency-Key to the record; without a key it does nothing.
+ */
+export const OperationLink: Context.Reference<OperationLinker> = Context.Reference<OperationLinker>(
+  "@walletgate/core/OperationLink",
+  { defaultValue: () => ({ link: () => Effect.void }) }
+)
 
 /**
  * Idempotency records (DESIGN §4): a key is claimed once per scope with the request's fingerprint; the
  * first answer is kept for replay. Claims are atomic, so concurrent retries on any instance see one owner.
  * A claim names its owner with a random token, so that an instance whose claim expired and was claimed
- * again elsewhere can neither complete nor release the new claim.
+ * again elsewhere can neither link, complete nor release the new claim.
+ *
+ * A claim is a lease (`leaseMs`): until it is linked to an operation, nothing was sent, and a request that
+ * died only blocks its key that long. It is linked (`link`) to the operation's record before anything is
+ * sent, and from then on kept `ttlMs`: a retry answers from the record even when the answer was never stored.
  */
 export class IdempotencyStore extends Context.Service<
   IdempotencyStore,
   {
-    /** Claims `key` for a request with `fingerprint`, or reports who has it. Records live `ttlMs`. */
+    /** Claims `key` for a request with `fingerprint` for `leaseMs`, or reports who has it. */
     readonly claim: (
       key: string,
       fingerprint: string,
       now: number,
-      ttlMs: number
+      leaseMs: number
     ) => Effect.Effect<IdempotencyClaim, StoreUnavailable>
+    /**
+     * Links `owner`'s claim to the operation about to be sent and keeps it `ttlMs`. `false` (nothing changed)
+     * when the claim is not theirs any more, or already linked or completed: then nothing may be sent.
+     */
+    readonly link: (
+      key: string,
+      owner: string,
+      operation: LinkedOperation,
+      now: number,
+      ttlMs: number
+    ) => Effect.Effect<boolean, StoreUnavailable>
     /** Stores the answer of a key claimed by `owner`, kept `ttlMs`; does nothing once the claim is not theirs. */
     readonly complete: (
       key: string,
@@ -48,8 +105,8 @@ export class IdempotencyStore extends Context.Service<
       ttlMs: number
     ) => Effect.Effect<void, StoreUnavailable>
     /**
-     * Gives up `owner`'s claim whose request failed before it changed anything, so a retry may run; does
-     * nothing once the claim is not theirs or is completed.
+     * Gives up `owner`'s claim whose request sent nothing (linked or not), so a retry may run; does nothing
+     * once the claim is not theirs or is completed.
      */
     readonly release: (key: string, owner: string) => Effect.Effect<void, StoreUnavailable>
   }
@@ -59,6 +116,8 @@ export class IdempotencyStore extends Context.Service<
     interface Entry {
       readonly fingerprint: string
       readonly owner: string
+      readonly leaseEndsAt: number
+      operation: LinkedOperation | undefined
       reply: StoredReply | undefined
       expiresAt: number
     }
@@ -74,18 +133,48 @@ export class IdempotencyStore extends Context.Service<
       }
     }
     return IdempotencyStore.of({
-      claim: (key, fingerprint, now, ttlMs) =>
+      claim: (key, fingerprint, now, leaseMs) =>
         Effect.sync((): IdempotencyClaim => {
           forgetExpired(now)
           const entry = entries.get(key)
           if (entry === undefined || entry.expiresAt <= now) {
             const owner = crypto.randomUUID()
             entries.delete(key)
-            entries.set(key, { fingerprint, owner, reply: undefined, expiresAt: now + ttlMs })
+            entries.set(key, {
+              fingerprint,
+              owner,
+              leaseEndsAt: now + leaseMs,
+              operation: undefined,
+              reply: undefined,
+              expiresAt: now + leaseMs
+            })
             return { _tag: "Claimed", owner }
           }
           if (entry.fingerprint !== fingerprint) return { _tag: "Mismatch" }
-          return entry.reply === undefined ? { _tag: "InFlight" } : { _tag: "Completed", reply: entry.reply }
+          if (entry.reply !== undefined) return { _tag: "Completed", reply: entry.reply }
+          if (entry.operation === undefined) return { _tag: "InFlight" }
+          return {
+            _tag: "Linked",
+            owner: entry.owner,
+            operation: entry.operation,
+            running: now < entry.leaseEndsAt
+          }
+        }),
+      link: (key, owner, operation, now, ttlMs) =>
+        Effect.sync(() => {
+          const entry = entries.get(key)
+          if (
+            entry === undefined ||
+            entry.owner !== owner ||
+            entry.expiresAt <= now ||
+            entry.operation !== undefined ||
+            entry.reply !== undefined
+          ) {
+            return false
+          }
+          entry.operation = { id: operation.id, txHash: operation.txHash }
+          entry.expiresAt = now + ttlMs
+          return true
         }),
       complete: (key, owner, reply, now, ttlMs) =>
         Effect.sync(() => {

@@ -37,6 +37,7 @@ export const countingPorts = () => {
         const inner = yield* IdempotencyStore
         return IdempotencyStore.of({
           claim: (...args) => count("IdempotencyStore.claim", inner.claim(...args)),
+          link: (...args) => count("IdempotencyStore.link", inner.link(...args)),
           complete: (...args) => count("IdempotencyStore.complete", inner.complete(...args)),
           release: (...args) => count("IdempotencyStore.release", inner.release(...args))
         })

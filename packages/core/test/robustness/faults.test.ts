@@ -4,13 +4,16 @@ import {
   embeddedPorts,
   type Gateway,
   hashApiKey,
+  IdempotencyStore,
   type LocalNetwork,
   makeGateway,
+  type NetworkConfig,
   OtpStore,
   predictAccountAddress,
   SmsSender,
   StoreUnavailable,
-  startLocalNetwork
+  startLocalNetwork,
+  TransactionLog
 } from "@walletgate/core"
 import { SmsOutbox } from "@walletgate/core/testing"
 import { Effect, Layer } from "effect"
@@ -33,6 +36,20 @@ const post = async (gateway: Gateway, path: string, body: unknown, headers: Reco
     body: (await response.json()) as Record<string, unknown>
   }
 }
+/** `service` with every method failing with `StoreUnavailable` while `down()` holds: a store that is away. */
+const failingWhile = <S extends object>(down: () => boolean, service: S): S =>
+  Object.fromEntries(
+    Object.entries(service).map(([name, method]) => [
+      name,
+      (...args: ReadonlyArray<unknown>) =>
+        Effect.suspend(() =>
+          down()
+            ? Effect.fail(new StoreUnavailable({ operation: name }))
+            : (method as (...args: ReadonlyArray<unknown>) => Effect.Effect<unknown, StoreUnavailable>)(...args)
+        )
+    ])
+  ) as S
+
 const timed = async <A>(run: () => Promise<A>) => {
   const started = Date.now()
   const value = await run()
@@ -110,22 +127,23 @@ describe("faults between the gateway and the chain", () => {
   let proxy: Awaited<ReturnType<typeof startRpcProxy>>
   let gateway: Gateway
   let account: `0x${string}`
-
-  beforeAll(async () => {
-    local = await startLocalNetwork()
-    proxy = await startRpcProxy(local.anvil.rpcUrl)
-    const owner = privateKeyToAccount(deriveOwnerKey(MASTER, "automation:faults")).address
-    account = await predictAccountAddress(
-      local.publicClient,
-      local.contracts.walletFactory,
-      owner,
-      automationSalt("faults")
-    )
-    await local.setBalance(account, parseEther("1"))
-    gateway = makeGateway({
-      ports: embeddedPorts({
+  let storesDown = false
+  // The memory stores, away while `storesDown` holds: what a Redis outage looks like to the gateway.
+  const flakyStores = Layer.mergeAll(
+    Layer.effect(
+      IdempotencyStore,
+      Effect.map(Effect.service(IdempotencyStore), (inner) => failingWhile(() => storesDown, inner))
+    ).pipe(Layer.provide(IdempotencyStore.memory)),
+    Layer.effect(
+      TransactionLog,
+      Effect.map(Effect.service(TransactionLog), (inner) => failingWhile(() => storesDown, inner))
+    ).pipe(Layer.provide(TransactionLog.memory))
+  )
+  const ports = (network: Partial<NetworkConfig>) =>
+    Layer.mergeAll(
+      embeddedPorts({
         masterSecret: MASTER,
-        networks: [{ ...local.network, rpcUrl: proxy.url, rpcTimeoutMs: 300 }],
+        networks: [{ ...local.network, rpcUrl: proxy.url, ...network }],
         apiKeys: [
           {
             id: API_KEY.slice(8, 20),
@@ -150,6 +168,22 @@ describe("faults between the gateway and the chain", () => {
           }
         ]
       }),
+      flakyStores
+    )
+
+  beforeAll(async () => {
+    local = await startLocalNetwork()
+    proxy = await startRpcProxy(local.anvil.rpcUrl)
+    const owner = privateKeyToAccount(deriveOwnerKey(MASTER, "automation:faults")).address
+    account = await predictAccountAddress(
+      local.publicClient,
+      local.contracts.walletFactory,
+      owner,
+      automationSalt("faults")
+    )
+    await local.setBalance(account, parseEther("1"))
+    gateway = makeGateway({
+      ports: ports({ rpcTimeoutMs: 300 }),
       loggers: []
     })
   })
@@ -191,5 +225,86 @@ describe("faults between the gateway and the chain", () => {
     const again = await payout()
     expect([again.status, again.body.code]).toEqual([422, "nothing_to_disperse"])
     expect(await paid()).toBe(parseEther("1"))
+  })
+
+  const relayer = () => privateKeyToAccount(local.network.relayerKey).address
+  const relayerSent = () => local.publicClient.getTransactionCount({ address: relayer() })
+
+  it("when the store fails just after the broadcast, the answer still carries the payout's id and hash; a retry with the key gets it again, one without pays nothing more", async () => {
+    await local.setBalance(account, parseEther("1"))
+    const [before, sentBefore] = [await paid(), await relayerSent()]
+    proxy.set({
+      _tag: "afterWorkOf",
+      method: "eth_sendRawTransaction",
+      hook: () => {
+        storesDown = true
+      }
+    })
+    const first = await payout({ "idempotency-key": "store-fails-after-broadcast" })
+    proxy.set({ _tag: "pass" })
+    storesDown = false
+    expect(first.status).toBe(200)
+    expect(first.body).toMatchObject({ status: "submitted", account, network: "anvil" })
+    expect(first.body.id).toEqual(expect.any(String))
+    expect(first.body.txHash).toMatch(/^0x[0-9a-f]{64}$/)
+    await local.publicClient.waitForTransactionReceipt({ hash: first.body.txHash as `0x${string}` })
+
+    // The store is back: the key answers with the same payout at once (never 409), and nothing is sent again.
+    const retry = await timed(() => payout({ "idempotency-key": "store-fails-after-broadcast" }))
+    expect(retry.value.status).toBe(200)
+    expect(retry.value.headers.get("idempotent-replayed")).toBe("true")
+    expect(retry.value.body).toMatchObject({ id: first.body.id, txHash: first.body.txHash })
+    expect(retry.ms).toBeLessThan(5000)
+    const keyless = await payout()
+    expect([keyless.status, keyless.body.code]).toEqual([422, "nothing_to_disperse"])
+    expect(await paid()).toBe(before + parseEther("1"))
+    expect(await relayerSent()).toBe(sentBefore + 1)
+  })
+
+  it("pays once for one Idempotency-Key whichever spelling of the network and the address the path uses", async () => {
+    await local.setBalance(account, parseEther("1"))
+    const payee = "0x000000000000000000000000000000000000cafe"
+    const body = { assets: [zeroAddress], amounts: ["1000"], recipients: [payee] }
+    const headers = { "x-api-key": API_KEY, "idempotency-key": "one-payout-many-spellings" }
+    const answers = []
+    for (const path of [
+      `/v1/anvil/account/${account}/payout/disperse`,
+      `/v1/31337/account/${account}/payout/disperse`,
+      `/v1/31337/account/${account.toLowerCase()}/payout/disperse`
+    ]) {
+      answers.push(await post(gateway, path, body, headers))
+    }
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200])
+    expect(new Set(answers.map((answer) => answer.body.txHash)).size).toBe(1)
+    expect(answers.map((answer) => answer.headers.get("idempotent-replayed"))).toEqual([null, "true", "true"])
+    await local.publicClient.waitForTransactionReceipt({ hash: answers[0]?.body.txHash as `0x${string}` })
+    expect(await local.publicClient.getBalance({ address: payee })).toBe(1000n)
+  })
+
+  it("a node that never answers: health answers within 2 s, a payout gives up within its deadline and frees the account", async () => {
+    // viem's own timeouts are left at their defaults (10 s a try, 3 tries): only the deadline bounds the wait.
+    const patient = makeGateway({ ports: ports({ rpcDeadlineMs: 1000 }), loggers: [] })
+    try {
+      proxy.set({ _tag: "hang" })
+      const health = await timed(() => patient.fetch(new Request("http://gateway.test/v1/health")))
+      expect(health.value.status).toBe(503)
+      expect(health.ms).toBeLessThan(2500)
+
+      // The node hangs once the account's lock is held (estimating gas), then recovers.
+      proxy.set({ _tag: "hangOn", method: "eth_estimateGas" })
+      await local.setBalance(account, parseEther("1"))
+      const path = `/v1/anvil/account/${account}/payout/disperse`
+      const failed = await timed(() => post(patient, path, {}, { "x-api-key": API_KEY }))
+      expect([failed.value.status, failed.value.body.code]).toEqual([503, "upstream_unavailable"])
+      expect(failed.ms).toBeLessThan(2500)
+      proxy.set({ _tag: "pass" })
+      const next = await timed(() => post(patient, path, {}, { "x-api-key": API_KEY }))
+      expect(next.value.status).toBe(200)
+      expect(next.ms).toBeLessThan(2500)
+      await local.publicClient.waitForTransactionReceipt({ hash: next.value.body.txHash as `0x${string}` })
+    } finally {
+      proxy.set({ _tag: "pass" })
+      await patient.dispose()
+    }
   })
 })

@@ -1,13 +1,19 @@
 import { createServer, request as httpRequest } from "node:http"
 import type { AddressInfo } from "node:net"
 
-/** How the proxy treats requests: pass them, answer late, answer garbage, refuse, or lose one method's answer. */
+/**
+ * How the proxy treats requests: pass them, answer late, answer garbage, refuse, never answer (any request,
+ * or one method's), lose one method's answer, or run `hook` once the node did one method's work and before its answer goes back.
+ */
 export type ProxyMode =
   | { readonly _tag: "pass" }
   | { readonly _tag: "down" }
   | { readonly _tag: "slow"; readonly ms: number }
   | { readonly _tag: "garbage" }
+  | { readonly _tag: "hang" }
+  | { readonly _tag: "hangOn"; readonly method: string }
   | { readonly _tag: "loseAnswerOf"; readonly method: string }
+  | { readonly _tag: "afterWorkOf"; readonly method: string; readonly hook: () => Promise<void> | void }
 
 /** A JSON-RPC proxy on 127.0.0.1 in front of a node, for injecting faults between the gateway and the chain. */
 export const startRpcProxy = async (target: string) => {
@@ -22,6 +28,9 @@ export const startRpcProxy = async (target: string) => {
         res.socket?.destroy()
         return
       }
+      // The connection stays open and silent until the proxy stops.
+      if (current._tag === "hang") return
+      if (current._tag === "hangOn" && body.toString().includes(`"${current.method}"`)) return
       if (current._tag === "garbage") {
         res.writeHead(200, { "content-type": "application/json" })
         res.end("<html>not json-rpc</html>")
@@ -34,7 +43,10 @@ export const startRpcProxy = async (target: string) => {
           (answer) => {
             const parts: Array<Buffer> = []
             answer.on("data", (part: Buffer) => parts.push(part))
-            answer.on("end", () => {
+            answer.on("end", async () => {
+              if (current._tag === "afterWorkOf" && body.toString().includes(`"${current.method}"`)) {
+                await current.hook()
+              }
               // The node did the work; only its answer goes missing.
               if (current._tag === "loseAnswerOf" && body.toString().includes(`"${current.method}"`)) {
                 res.writeHead(502)
