@@ -1,5 +1,10 @@
 import * as Effect from "effect/Effect"
-import { type IdempotencyClaim, IdempotencyStore, type StoredReply } from "../../state/IdempotencyStore"
+import {
+  type IdempotencyClaim,
+  IdempotencyStore,
+  type LinkedOperation,
+  type StoredReply
+} from "../../state/IdempotencyStore"
 import { concurrently, countOf, expectEqual, type PortContractCase, T0 } from "./contract"
 
 const KEY = "kernel:wgc_app:order-7"
@@ -8,7 +13,11 @@ const OTHER_KEY = "kernel:wgc_app:order-8"
 const fingerprint = (n: number) => n.toString(16).padStart(64, "0")
 const REQUEST = fingerprint(1)
 const OTHER_REQUEST = fingerprint(2)
+/** The lease of a claim; records linked or completed are kept `TTL`. */
 const TTL = 1000
+const LEASE = TTL
+const DAY = 86_400_000
+const OPERATION: LinkedOperation = { id: "tx-1", txHash: `0x${"cd".repeat(32)}` }
 const REPLY: StoredReply = {
   status: 200,
   body: { id: "tx-1", txHash: `0x${"ab".repeat(32)}`, transfers: [], nested: { list: [1, "two", null] }, note: null }
@@ -17,6 +26,7 @@ const OTHER_REPLY: StoredReply = { status: 201, body: "another answer" }
 const IN_FLIGHT = { _tag: "InFlight" } as const
 const MISMATCH = { _tag: "Mismatch" } as const
 const completed = (reply: StoredReply) => ({ _tag: "Completed", reply }) as const
+const linked = (owner: string, running: boolean) => ({ _tag: "Linked", owner, operation: OPERATION, running }) as const
 
 /** The owner token of a claim that must have been `Claimed`; dies naming `what` otherwise. */
 const ownerOf = (what: string, claim: IdempotencyClaim): Effect.Effect<string> =>
@@ -106,7 +116,7 @@ export const idempotencyStoreContract: ReadonlyArray<PortContractCase<Idempotenc
       yield* ownerOf("claim", yield* store.claim(KEY, REQUEST, T0 + 1, TTL))
     })
   ),
-  idempotencyCase("lets a claim expire ttlMs after it was made", (store) =>
+  idempotencyCase("lets a claim that linked nothing expire when its lease ends", (store) =>
     Effect.gen(function* () {
       const first = yield* ownerOf("first claim", yield* store.claim(KEY, REQUEST, T0, TTL))
       yield* expectEqual("just before expiry", yield* store.claim(KEY, REQUEST, T0 + TTL - 1, TTL), IN_FLIGHT)
@@ -193,6 +203,74 @@ export const idempotencyStoreContract: ReadonlyArray<PortContractCase<Idempotenc
       const owners = claims.flatMap((claim) => (claim._tag === "Claimed" ? [claim.owner] : []))
       yield* expectEqual("claimed", owners.length, 1)
       yield* expectEqual("by a new owner", owners.includes(stale), false)
+    })
+  ),
+  idempotencyCase("links the owner's claim to its operation, reported while its lease runs and after", (store) =>
+    Effect.gen(function* () {
+      const owner = yield* ownerOf("first claim", yield* store.claim(KEY, REQUEST, T0, LEASE))
+      yield* expectEqual("link", yield* store.link(KEY, owner, OPERATION, T0 + 1, DAY), true)
+      yield* expectEqual("during the lease", yield* store.claim(KEY, REQUEST, T0 + 2, LEASE), linked(owner, true))
+      // Linked, the key outlives its lease: a retry a day later still finds the operation, never runs again.
+      const late = yield* store.claim(KEY, REQUEST, T0 + LEASE + 1, LEASE)
+      yield* expectEqual("after the lease", late, linked(owner, false))
+      yield* expectEqual(
+        "a day after the link",
+        yield* store.claim(KEY, REQUEST, T0 + DAY, LEASE),
+        linked(owner, false)
+      )
+      yield* expectEqual("another request", yield* store.claim(KEY, OTHER_REQUEST, T0 + 3, LEASE), MISMATCH)
+    })
+  ),
+  idempotencyCase("stores the answer of a linked claim, and keeps it ttlMs from its completion", (store) =>
+    Effect.gen(function* () {
+      const owner = yield* ownerOf("first claim", yield* store.claim(KEY, REQUEST, T0, LEASE))
+      yield* store.link(KEY, owner, OPERATION, T0 + 1, TTL)
+      yield* store.complete(KEY, owner, REPLY, T0 + 500, TTL)
+      yield* expectEqual("replay", yield* store.claim(KEY, REQUEST, T0 + 500 + TTL - 1, LEASE), completed(REPLY))
+    })
+  ),
+  idempotencyCase("refuses to link a claim that is not the caller's, expired, already linked or completed", (store) =>
+    Effect.gen(function* () {
+      const owner = yield* ownerOf("first claim", yield* store.claim(KEY, REQUEST, T0, LEASE))
+      yield* expectEqual("another token", yield* store.link(KEY, `${owner}-not`, OPERATION, T0 + 1, DAY), false)
+      yield* expectEqual("still in flight", yield* store.claim(KEY, REQUEST, T0 + 2, LEASE), IN_FLIGHT)
+      yield* expectEqual("first link", yield* store.link(KEY, owner, OPERATION, T0 + 3, DAY), true)
+      const other = { id: "tx-2", txHash: OPERATION.txHash }
+      yield* expectEqual("second link", yield* store.link(KEY, owner, other, T0 + 4, DAY), false)
+      yield* expectEqual("first operation kept", yield* store.claim(KEY, REQUEST, T0 + 5, LEASE), linked(owner, true))
+
+      const done = yield* ownerOf("other key", yield* store.claim(OTHER_KEY, REQUEST, T0, LEASE))
+      yield* store.complete(OTHER_KEY, done, REPLY, T0 + 1, TTL)
+      yield* expectEqual("completed", yield* store.link(OTHER_KEY, done, OPERATION, T0 + 2, DAY), false)
+      yield* expectEqual("never linked", yield* store.link(`${KEY}:none`, done, OPERATION, T0, DAY), false)
+    })
+  ),
+  idempotencyCase(
+    "fences the owner of an expired lease: it can no longer link once the key is claimed again",
+    (store) =>
+      Effect.gen(function* () {
+        const stale = yield* ownerOf("first claim", yield* store.claim(KEY, REQUEST, T0, LEASE))
+        yield* expectEqual("expired, unclaimed", yield* store.link(KEY, stale, OPERATION, T0 + LEASE, DAY), false)
+        const current = yield* ownerOf("claim after the lease", yield* store.claim(KEY, REQUEST, T0 + LEASE, LEASE))
+        yield* expectEqual("stale link", yield* store.link(KEY, stale, OPERATION, T0 + LEASE + 1, DAY), false)
+        yield* expectEqual("current link", yield* store.link(KEY, current, OPERATION, T0 + LEASE + 2, DAY), true)
+      })
+  ),
+  idempotencyCase("lets the owner give up a linked claim whose operation sent nothing", (store) =>
+    Effect.gen(function* () {
+      const owner = yield* ownerOf("first claim", yield* store.claim(KEY, REQUEST, T0, LEASE))
+      yield* store.link(KEY, owner, OPERATION, T0 + 1, DAY)
+      yield* store.release(KEY, `${owner}-not`)
+      yield* expectEqual("not by another token", yield* store.claim(KEY, REQUEST, T0 + 2, LEASE), linked(owner, true))
+      yield* store.release(KEY, owner)
+      yield* ownerOf("claim after release", yield* store.claim(KEY, REQUEST, T0 + 3, LEASE))
+    })
+  ),
+  idempotencyCase("links exactly one of 20 concurrent links of one claim", (store) =>
+    Effect.gen(function* () {
+      const owner = yield* ownerOf("first claim", yield* store.claim(KEY, REQUEST, T0, LEASE))
+      const links = yield* concurrently(20, (i) => store.link(KEY, owner, { ...OPERATION, id: `tx-${i}` }, T0 + 1, DAY))
+      yield* expectEqual("linked", countOf(links, true), 1)
     })
   )
 ]
