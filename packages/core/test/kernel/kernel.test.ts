@@ -128,6 +128,15 @@ describe("POST /v1/kernel/tx on a real anvil", () => {
     expect(new Set(answers.map((answer) => answer.body.id)).size).toBe(1)
     await f.publicClient.waitForTransactionReceipt({ hash: answers[0]?.body.txHash as `0x${string}` })
     expect(await f.publicClient.getBalance({ address: recipient })).toBe(7n)
+    // The chain by its id is the same request: the first answer again, nothing sent.
+    const byId = await f.call(
+      "POST",
+      "/v1/kernel/tx",
+      { ...body, chain: "31337" },
+      { ...bearer, "idempotency-key": "pay-7-once" }
+    )
+    expect([byId.status, byId.body.txHash]).toEqual([200, answers[0]?.body.txHash])
+    expect(await f.publicClient.getBalance({ address: recipient })).toBe(7n)
     // The same key with another body is refused.
     const reused = await f.call(
       "POST",

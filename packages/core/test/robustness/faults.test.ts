@@ -1,5 +1,7 @@
 import {
+  AccountLocks,
   automationSalt,
+  BatchRelay,
   deriveOwnerKey,
   embeddedPorts,
   type Gateway,
@@ -8,15 +10,17 @@ import {
   type LocalNetwork,
   makeGateway,
   type NetworkConfig,
+  Networks,
   OtpStore,
   predictAccountAddress,
+  SecureRandom,
   SmsSender,
   StoreUnavailable,
   startLocalNetwork,
   TransactionLog
 } from "@walletgate/core"
 import { SmsOutbox } from "@walletgate/core/testing"
-import { Effect, Layer } from "effect"
+import { Effect, Fiber, Layer, ManagedRuntime } from "effect"
 import { parseEther, zeroAddress } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -305,6 +309,56 @@ describe("faults between the gateway and the chain", () => {
     } finally {
       proxy.set({ _tag: "pass" })
       await patient.dispose()
+    }
+  })
+
+  it("a payout interrupted while it waits on the node frees the account's lock at once", async () => {
+    const runtime = ManagedRuntime.make(
+      BatchRelay.layer().pipe(
+        Layer.provideMerge(
+          Layer.mergeAll(
+            AccountLocks.memory,
+            TransactionLog.memory,
+            SecureRandom.crypto,
+            Networks.layer([{ ...local.network, rpcUrl: proxy.url }])
+          )
+        )
+      )
+    )
+    try {
+      const network = await runtime.runPromise(
+        Effect.map(Effect.service(Networks), (networks) => networks.resolve("anvil"))
+      )
+      if (network === undefined) throw new Error("anvil is served")
+      proxy.set({ _tag: "hangOn", method: "eth_estimateGas" })
+      const submission = runtime.runFork(
+        Effect.flatMap(Effect.service(BatchRelay), (relay) =>
+          relay.submit({
+            network,
+            owner: privateKeyToAccount(deriveOwnerKey(MASTER, "automation:faults")),
+            salt: automationSalt("faults"),
+            prepare: () =>
+              Effect.succeed({
+                calls: [{ to: recipient, value: 1n, data: "0x" as const }],
+                kind: "payout" as const,
+                owner: account,
+                details: {}
+              })
+          })
+        )
+      )
+      // The submission now holds the account's lock and waits on the node (its deadline is 5 s away).
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      await runtime.runPromise(Fiber.interrupt(submission))
+      const next = await runtime.runPromise(
+        Effect.flatMap(Effect.service(AccountLocks), (locks) => locks.acquire(`31337:${account}`, 1000)).pipe(
+          Effect.timeoutOption("500 millis")
+        )
+      )
+      expect(next._tag).toBe("Some")
+    } finally {
+      proxy.set({ _tag: "pass" })
+      await runtime.dispose()
     }
   })
 })
