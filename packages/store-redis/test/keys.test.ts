@@ -160,29 +160,42 @@ describe("the Redis key layout", () => {
     expect(await observer.pttl(key)).toBe(-1)
   })
 
-  it("keeps an idempotency record in one hash tagged by its key, for its ttl from the claim, then from the answer", async () => {
+  it("keeps an idempotency record in one hash tagged by its key, for its lease from the claim, its ttl from the link, then from the answer", async () => {
     const now = Date.now()
     const key = "walletgate:{idem:kernel:wgc_layout:order-1}"
     const claim = await stores.runPromise(
       IdempotencyStore.use((store) => store.claim("kernel:wgc_layout:order-1", HASH, now, 60_000))
     )
     if (claim._tag !== "Claimed") throw new Error(`expected a claim, got ${claim._tag}`)
-    expect(await observer.hgetall(key)).toEqual({ f: HASH, o: claim.owner, e: String(now + 60_000) })
+    expect(await observer.hgetall(key)).toEqual({
+      f: HASH,
+      o: claim.owner,
+      e: String(now + 60_000),
+      l: String(now + 60_000)
+    })
     expect(await observer.pttl(key)).toBeGreaterThan(50_000)
     expect(await observer.pttl(key)).toBeLessThanOrEqual(60_000)
+    await stores.runPromise(
+      IdempotencyStore.use((store) =>
+        store.link("kernel:wgc_layout:order-1", claim.owner, { id: "tx-1", txHash: "0xab" }, now + 1, 86_400_000)
+      )
+    )
+    expect(await observer.hget(key, "i")).toBe('{"id":"tx-1","txHash":"0xab"}')
+    expect(await observer.hget(key, "e")).toBe(String(now + 1 + 86_400_000))
+    expect(await observer.pttl(key)).toBeGreaterThan(86_000_000)
     await stores.runPromise(
       IdempotencyStore.use((store) =>
         store.complete(
           "kernel:wgc_layout:order-1",
           claim.owner,
           { status: 200, body: { ok: true } },
-          now + 1,
+          now + 2,
           86_400_000
         )
       )
     )
     expect(await observer.hget(key, "d")).toBe('{"status":200,"body":{"ok":true}}')
-    expect(await observer.hget(key, "e")).toBe(String(now + 1 + 86_400_000))
+    expect(await observer.hget(key, "e")).toBe(String(now + 2 + 86_400_000))
     expect(await observer.pttl(key)).toBeGreaterThan(86_000_000)
   })
 
