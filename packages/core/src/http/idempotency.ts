@@ -90,7 +90,7 @@ export const idempotent = <E, R, E2, R2>(options: {
     const fromRecord = (operation: LinkedOperation) =>
       options
         .recover(operation.id)
-        .pipe(Effect.catchCause(() => Effect.fail(new OutcomeUnknown({ id: operation.id, txHash: operation.txHash }))))
+        .pipe(Effect.catch(() => Effect.fail(new OutcomeUnknown({ id: operation.id, txHash: operation.txHash }))))
 
     while (true) {
       const now = yield* Clock.currentTimeMillis

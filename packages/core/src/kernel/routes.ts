@@ -33,11 +33,7 @@ export const kernelRoutes = [
           log
             .find(id)
             .pipe(
-              Effect.map((record) =>
-                record === undefined || record.kind !== "kernel" || record.owner !== app.clientId
-                  ? undefined
-                  : { status: 200, body: kernelTxView(record) }
-              )
+              Effect.map((record) => (record === undefined ? undefined : { status: 200, body: kernelTxView(record) }))
             )
       })
     })

@@ -38,11 +38,7 @@ export const payoutRoutes = [
           log
             .find(id)
             .pipe(
-              Effect.map((record) =>
-                record === undefined || record.kind !== "payout" || record.account.toLowerCase() !== account
-                  ? undefined
-                  : { status: 200, body: payoutView(record) }
-              )
+              Effect.map((record) => (record === undefined ? undefined : { status: 200, body: payoutView(record) }))
             )
       })
     })
