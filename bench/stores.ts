@@ -78,7 +78,9 @@ const hotPaths: ReadonlyArray<HotPath> = [
     name: "RateLimiter.consume",
     setUp: Effect.void,
     operation: (n) =>
-      RateLimiter.use((limiter) => limiter.consume([{ key: `ip:${n % PHONES}`, limit: 1e9 }], 3_600_000, Date.now()))
+      RateLimiter.use((limiter) =>
+        limiter.consume([{ key: `ip:${n % PHONES}`, limit: 1e9, windowMs: 3_600_000 }], Date.now())
+      )
   },
   {
     name: "UserStore.findOrCreate (existing user)",

@@ -1,4 +1,5 @@
 import {
+  type ChallengeRequired,
   type CodeSent,
   type InvalidPhone,
   type OtpInvalid,
@@ -52,11 +53,12 @@ export interface SignedIn {
 export class Onboarding extends Context.Service<
   Onboarding,
   {
-    /** Texts a code to `phone` (walletgate's resend interval and hourly caps apply). */
+    /** Texts a code to `phone` (walletgate's resend interval, caps and sign-in challenge, if any, apply). */
     readonly start: (
       phone: string,
-      clientIp: string | undefined
-    ) => Effect.Effect<CodeSent, InvalidPhone | RateLimited | SmsDeliveryFailed | StoreUnavailable>
+      clientIp: string | undefined,
+      challenge?: string
+    ) => Effect.Effect<CodeSent, InvalidPhone | ChallengeRequired | RateLimited | SmsDeliveryFailed | StoreUnavailable>
     /** Exchanges the code for a token, making the phone's profile the first time. */
     readonly finish: (
       phone: string,

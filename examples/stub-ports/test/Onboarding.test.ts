@@ -65,8 +65,8 @@ describe("Onboarding, on stub ports", () => {
     }).pipe(Effect.provide(layer))
   })
 
-  it.effect("caps codes per phone per hour, then waits for the next hour", () => {
-    const { layer } = stubPorts({ sendsPerPhonePerHour: 3 })
+  it.effect("caps codes per phone per window, then waits for the next window", () => {
+    const { layer } = stubPorts({ sendsPerPhone: 3 })
     return Effect.gen(function* () {
       const onboarding = yield* Onboarding
       for (let sent = 0; sent < 3; sent++) {

@@ -44,7 +44,7 @@ const issue = OtpStore.use((store) =>
 )
 const consume = OtpStore.use((store) => store.consume(PHONE, "ab", NOW, 5))
 const findById = UserStore.use((store) => store.findById(USER_ID))
-const probe = RateLimiter.use((limiter) => limiter.consume([{ key: "probe", limit: 1000 }], 60_000, NOW))
+const probe = RateLimiter.use((limiter) => limiter.consume([{ key: "probe", limit: 1000, windowMs: 60_000 }], NOW))
 
 /** One call of every store operation: each must fail with `StoreUnavailable` while Redis is away. */
 const everyOperation: ReadonlyArray<readonly [string, Operation]> = [

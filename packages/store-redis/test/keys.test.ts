@@ -88,18 +88,30 @@ describe("the Redis key layout", () => {
     expect(await observer.exists(`walletgate:{otp:${phone}}`)).toBe(0)
   })
 
-  it("keeps a rate-limit window in one hash tagged by its key, until the window ends", async () => {
-    const windowMs = 3_600_000
+  it("keeps a rate-limit window in one hash tagged by its key's scope, until the window ends", async () => {
     const now = Date.now()
-    const start = now - (now % windowMs)
+    const windowOf = (windowMs: number) => ({ start: now - (now % windowMs), end: now - (now % windowMs) + windowMs })
     await stores.runPromise(
-      RateLimiter.use((limiter) => limiter.consume([{ key: "otp:send:ip:203.0.113.9", limit: 5 }], windowMs, now))
+      RateLimiter.use((limiter) =>
+        limiter.consume(
+          [
+            { key: "otp:send:ip:203.0.113.9", limit: 5, windowMs: 3_600_000 },
+            { key: "otp:send:phone:+14155552671", limit: 5, windowMs: 900_000 }
+          ],
+          now
+        )
+      )
     )
-    const key = "walletgate:{rate:otp:send:ip:203.0.113.9}"
-    expect(await observer.hgetall(key)).toEqual({ s: String(start), c: "1" })
-    const ttl = await observer.pttl(key)
-    expect(ttl).toBeGreaterThan(start + windowMs - now - 10_000)
-    expect(ttl).toBeLessThanOrEqual(start + windowMs - now)
+    for (const [key, windowMs] of [
+      ["walletgate:{rate:otp}:send:ip:203.0.113.9", 3_600_000],
+      ["walletgate:{rate:otp}:send:phone:+14155552671", 900_000]
+    ] as const) {
+      const { start, end } = windowOf(windowMs)
+      expect(await observer.hgetall(key)).toEqual({ s: String(start), c: "1" })
+      const ttl = await observer.pttl(key)
+      expect(ttl).toBeGreaterThan(end - now - 10_000)
+      expect(ttl).toBeLessThanOrEqual(end - now)
+    }
   })
 
   it("keeps users forever, under their phone and their id, both in the {users} slot", async () => {
@@ -241,7 +253,7 @@ describe("the Redis key layout", () => {
     const prefixed = ManagedRuntime.make(RedisStores.layer({ url: server.url, keyPrefix: "tenant-a:" }))
     try {
       await prefixed.runPromise(
-        RateLimiter.use((limiter) => limiter.consume([{ key: "k", limit: 1 }], 60_000, Date.now()))
+        RateLimiter.use((limiter) => limiter.consume([{ key: "k", limit: 1, windowMs: 60_000 }], Date.now()))
       )
       expect(await observer.exists("tenant-a:{rate:k}")).toBe(1)
     } finally {
@@ -250,7 +262,9 @@ describe("the Redis key layout", () => {
   })
 
   it("sends a script's source again when Redis has forgotten it (after a restart or SCRIPT FLUSH)", async () => {
-    const limit = RateLimiter.use((limiter) => limiter.consume([{ key: "flushed", limit: 10 }], 60_000, Date.now()))
+    const limit = RateLimiter.use((limiter) =>
+      limiter.consume([{ key: "flushed", limit: 10, windowMs: 60_000 }], Date.now())
+    )
     await stores.runPromise(limit)
     await observer.script("FLUSH")
     expect(await stores.runPromise(limit)).toEqual({ allowed: true, remaining: 8 })

@@ -2,7 +2,7 @@ import * as Schema from "effect/Schema"
 import type { Forbidden, IdentityProviderUnavailable, InvalidAuth, TokenRejected } from "../auth/errors"
 import type { ChainUnavailable } from "../chain/networks"
 import type { CallReverted, TxNotFound, UnsupportedChain } from "../kernel/errors"
-import type { InvalidPhone, OtpInvalid, RateLimited, SmsDeliveryFailed } from "../otp/errors"
+import type { ChallengeRequired, InvalidPhone, OtpInvalid, RateLimited, SmsDeliveryFailed } from "../otp/errors"
 import type {
   AccountNotFound,
   InsufficientBalance,
@@ -67,6 +67,7 @@ export type GatewayError =
   | InvalidPhone
   | OtpInvalid
   | RateLimited
+  | ChallengeRequired
   | SmsDeliveryFailed
   | StoreUnavailable
   | TokenRejected
@@ -168,6 +169,12 @@ export const problemTable: ProblemTable = {
     title: "Too many requests",
     detail: (e) => `Try again in ${e.retryAfterSeconds} seconds.`,
     headers: (e) => ({ "retry-after": String(e.retryAfterSeconds) })
+  },
+  ChallengeRequired: {
+    status: 403,
+    code: "challenge_required",
+    title: "Challenge required",
+    detail: () => "Solve the sign-in challenge and send its answer in the challenge field."
   },
   SmsDeliveryFailed: {
     status: 502,

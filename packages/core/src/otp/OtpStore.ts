@@ -16,9 +16,13 @@ export interface PendingCode {
   readonly resendAt: number
 }
 
-/** The outcome of {@link OtpStore} `issue`. */
+/**
+ * The outcome of {@link OtpStore} `issue`: the code is the phone's pending one now (there was no usable code);
+ * or it is held beside a code still usable, which it replaces only at `activate`; or the resend time is ahead.
+ */
 export type IssueOutcome =
   | { readonly _tag: "Issued" }
+  | { readonly _tag: "Held" }
   | { readonly _tag: "ResendTooSoon"; readonly retryAfterMs: number }
 
 /** The outcome of {@link OtpStore} `consume`: the code was right and is now used, or it was not. */
@@ -31,13 +35,23 @@ export type ConsumeOutcome = "Accepted" | "Rejected"
 export class OtpStore extends Context.Service<
   OtpStore,
   {
-    /** Stores `code` for `phone`, replacing (voiding) any earlier code, unless that one's resend time is still ahead. */
+    /**
+     * Claims the phone's next code, unless the resend time of the last one is still ahead. Without a usable code
+     * `code` is the pending one at once (`Issued`); beside a usable one it is `Held`, not yet usable, and the
+     * usable one stays so until `activate`. Either way `code.resendAt` holds from now on.
+     */
     readonly issue: (phone: PhoneE164, code: PendingCode, now: number) => Effect.Effect<IssueOutcome, StoreUnavailable>
-    /** Removes the code issued with `codeHash`, if it is still the pending one (its SMS could not be sent). */
+    /** Makes the code held with `codeHash` the pending one, voiding the one before (a resend voids the old code). */
+    readonly activate: (phone: PhoneE164, codeHash: string) => Effect.Effect<void, StoreUnavailable>
+    /**
+     * Takes back the code issued with `codeHash` (it may not be sent): a held code is dropped and the resend time
+     * before it restored, the earlier code untouched; a pending code is removed with its resend wait.
+     */
     readonly withdraw: (phone: PhoneE164, codeHash: string) => Effect.Effect<void, StoreUnavailable>
     /**
      * Checks a candidate: the right, unexpired code is deleted and `Accepted`; anything else counts one
-     * failed attempt, and the `maxAttempts`-th failure voids the code (its resend time still holds).
+     * failed attempt, and the `maxAttempts`-th failure voids the code (its resend time still holds). Accepting
+     * the pending code ends the phone's record, a held code with it.
      */
     readonly consume: (
       phone: PhoneE164,
@@ -50,13 +64,17 @@ export class OtpStore extends Context.Service<
   /** Codes in this process's memory: right for one instance, wrong for a fleet (use `@walletgate/redis`). */
   static readonly memory: Layer.Layer<OtpStore> = Layer.sync(OtpStore, () => {
     interface Entry {
-      /** The code as issued, kept as it was handed over. */
-      readonly code: PendingCode
+      /** The pending code as issued, kept as it was handed over. */
+      code: PendingCode
+      /** No new code before this instant: the pending code's resend time, or the held one's. */
+      resendAt: number
       /** Until then the entry matters: its code is usable, or its resend time is ahead. */
-      readonly until: number
+      until: number
       failures: number
       /** The attempt limit was reached: the code is no longer usable (its resend time still holds). */
       voided: boolean
+      /** A code issued beside the usable one, waiting for `activate`, and the resend time before it. */
+      held: { readonly code: PendingCode; readonly previousResendAt: number } | undefined
     }
     // Entries stand in the order they were issued (a new code for a phone moves it to the end), and every entry
     // matters for the same span after it was issued, so the ones that no longer matter are at the front: calls
@@ -84,25 +102,48 @@ export class OtpStore extends Context.Service<
       const entry = entries.get(phone)
       return entry !== undefined && entry.until > now ? entry : undefined
     }
+    const place = (phone: string, entry: Entry) => {
+      entries.delete(phone)
+      entries.set(phone, entry)
+      nextForget = Math.min(nextForget, entry.until)
+    }
     return OtpStore.of({
       issue: (phone, code, now) =>
         Effect.sync((): IssueOutcome => {
-          forgetExpired(now)
-          const current = entries.get(phone)
-          if (current !== undefined) {
-            if (current.until > now && current.code.resendAt > now) {
-              return { _tag: "ResendTooSoon", retryAfterMs: current.code.resendAt - now }
-            }
-            entries.delete(phone)
-          }
+          const current = live(phone, now)
           const until = Math.max(code.expiresAt, code.resendAt)
-          entries.set(phone, { code, until, failures: 0, voided: false })
-          nextForget = Math.min(nextForget, until)
+          if (current !== undefined) {
+            if (current.resendAt > now) return { _tag: "ResendTooSoon", retryAfterMs: current.resendAt - now }
+            if (!current.voided && current.code.expiresAt > now) {
+              current.held = { code, previousResendAt: current.resendAt }
+              current.resendAt = code.resendAt
+              current.until = Math.max(current.until, until)
+              place(phone, current)
+              return HELD
+            }
+          }
+          place(phone, { code, resendAt: code.resendAt, until, failures: 0, voided: false, held: undefined })
           return ISSUED
+        }),
+      activate: (phone, codeHash) =>
+        Effect.sync(() => {
+          const entry = entries.get(phone)
+          if (entry?.held?.code.codeHash !== codeHash) return
+          entry.code = entry.held.code
+          entry.failures = 0
+          entry.voided = false
+          entry.held = undefined
         }),
       withdraw: (phone, codeHash) =>
         Effect.sync(() => {
-          if (entries.get(phone)?.code.codeHash === codeHash) entries.delete(phone)
+          const entry = entries.get(phone)
+          if (entry === undefined) return
+          if (entry.held?.code.codeHash === codeHash) {
+            entry.resendAt = entry.held.previousResendAt
+            entry.held = undefined
+          } else if (entry.code.codeHash === codeHash) {
+            entries.delete(phone)
+          }
         }),
       consume: (phone, candidateHash, now, maxAttempts) =>
         Effect.sync((): ConsumeOutcome => {
@@ -121,6 +162,7 @@ export class OtpStore extends Context.Service<
 }
 
 const ISSUED: IssueOutcome = { _tag: "Issued" }
+const HELD: IssueOutcome = { _tag: "Held" }
 
 /** Constant-time comparison of two hex digests. */
 export const sameHash = (a: string, b: string): boolean =>

@@ -3,17 +3,20 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { SigningKeys } from "../auth/SigningKeys"
 import { USER_TOKEN_AUDIENCE, USER_TOKEN_TYPE } from "../auth/tokens"
 import { type User, UserId, UserStore } from "../auth/UserStore"
 import { currentMoment } from "../internal/logging"
 import { randomDigits, randomUuid, SecureRandom } from "../random/SecureRandom"
-import { RateLimiter } from "../ratelimit/RateLimiter"
+import { clientGroupOf, UNKNOWN_CLIENT } from "../ratelimit/clientGroup"
+import { type RateLimit, RateLimiter } from "../ratelimit/RateLimiter"
 import type { StoreUnavailable } from "../state/errors"
-import { type InvalidPhone, OtpInvalid, RateLimited, SmsDeliveryFailed } from "./errors"
+import { ChallengeRequired, type InvalidPhone, OtpInvalid, RateLimited, SmsDeliveryFailed } from "./errors"
 import { OtpStore } from "./OtpStore"
 import { maskPhone, type PhoneE164, parsePhone } from "./phone"
 import { OtpPolicy } from "./policy"
+import { SignInChallenge } from "./SignInChallenge"
 import { SmsSender } from "./SmsSender"
 
 /** What `sendCode` tells the caller. */
@@ -31,6 +34,8 @@ export interface Session {
 }
 
 const HOUR_MS = 3_600_000
+/** The key of the deployment-wide hourly send ceiling. */
+const CEILING_KEY = "otp:send:all"
 
 /**
  * Native phone sign-in (SPEC §4.1, §4.2, §5.1): a 6-digit code by SMS, exchanged for a user JWT.
@@ -39,11 +44,15 @@ const HOUR_MS = 3_600_000
 export class PhoneSignIn extends Context.Service<
   PhoneSignIn,
   {
-    /** Sends a fresh code to `phone`, within the resend interval and the hourly caps. */
+    /**
+     * Sends a fresh code to `phone`, within the resend interval and the caps (per phone, per client, per NPA-NXX,
+     * deployment-wide), after the `SignInChallenge`, if one is provided, accepted `challenge`.
+     */
     readonly sendCode: (
       phone: string,
-      clientIp: string | undefined
-    ) => Effect.Effect<CodeSent, InvalidPhone | RateLimited | SmsDeliveryFailed | StoreUnavailable>
+      clientIp: string | undefined,
+      challenge?: string
+    ) => Effect.Effect<CodeSent, InvalidPhone | ChallengeRequired | RateLimited | SmsDeliveryFailed | StoreUnavailable>
     /** Exchanges the code for a session; the first success creates the phone's user. */
     readonly verifyCode: (
       phone: string,
@@ -51,7 +60,10 @@ export class PhoneSignIn extends Context.Service<
     ) => Effect.Effect<Session, InvalidPhone | OtpInvalid | StoreUnavailable>
   }
 >()("@walletgate/core/PhoneSignIn") {
-  /** The service over its ports: `OtpStore`, `SmsSender`, `RateLimiter`, `UserStore`, `SigningKeys`. */
+  /**
+   * The service over its ports: `OtpStore`, `SmsSender`, `RateLimiter`, `UserStore`, `SigningKeys`, and the
+   * optional `SignInChallenge` (read once, when the layer is built).
+   */
   static readonly layer = Layer.effect(
     PhoneSignIn,
     Effect.gen(function* () {
@@ -62,6 +74,7 @@ export class PhoneSignIn extends Context.Service<
       const users = yield* UserStore
       const keys = yield* SigningKeys
       const random = yield* SecureRandom
+      const challenge = Option.getOrUndefined(yield* Effect.serviceOption(SignInChallenge))
       const secret = policy.codeSecret ?? Buffer.from(yield* random.bytes(32)).toString("hex")
       // Prepared once: a string key would be turned into a key object again for every code.
       const secretKey = createSecretKey(Buffer.from(secret, "utf8"))
@@ -72,12 +85,41 @@ export class PhoneSignIn extends Context.Service<
       // Configured test numbers skip the NANP rules (they are often fictional 555 numbers) but nothing else.
       const testPhoneOf = (input: string) => policy.testPhones.get(input.replace(/[\s\-().]/g, ""))
 
-      const sendCode = Effect.fnUntraced(function* (input: string, clientIp: string | undefined) {
+      const phoneWindowMs = policy.phoneWindowSeconds * 1000
+      /** The limits a send counts against, all or none (one scope, `otp`): see docs/security.md for the order. */
+      const limitsOf = (phone: PhoneE164, client: string, test: boolean): readonly [RateLimit, ...Array<RateLimit>] => {
+        const own: readonly [RateLimit, RateLimit] = [
+          { key: `otp:send:ip:${client}`, limit: policy.sendsPerIpPerHour, windowMs: HOUR_MS },
+          { key: `otp:send:phone:${phone}`, limit: policy.sendsPerPhone, windowMs: phoneWindowMs }
+        ]
+        // A test phone sends no SMS, so it costs nothing the prefix and global caps protect.
+        if (test) return own
+        return [
+          ...own,
+          { key: `otp:send:prefix:${phone.slice(2, 8)}`, limit: policy.sendsPerPrefixPerHour, windowMs: HOUR_MS },
+          { key: CEILING_KEY, limit: policy.globalSendsPerHour, windowMs: HOUR_MS }
+        ]
+      }
+      // Warnings for the operator, once per process (unknown addresses) and once per window (the ceiling).
+      let unknownClientWarned = false
+      let ceilingWarnedUntil = 0
+
+      const sendCode = Effect.fnUntraced(function* (
+        input: string,
+        clientIp: string | undefined,
+        answer: string | undefined = undefined
+      ) {
         const test = testPhoneOf(input)
         const phone = test?.phone ?? (yield* parsePhone(input, policy.regions))
+        // Before any state: a send without a good answer uses up no one's resend wait or budget.
+        if (challenge !== undefined && !(yield* challenge.verify({ phone, answer, clientIp }))) {
+          return yield* new ChallengeRequired()
+        }
         const { now, logsInfo } = yield* currentMoment
         const code = test?.code ?? (yield* withRandom(randomDigits(6)))
         const codeHash = hashCode(phone, code)
+        // The resend wait is claimed first, atomically, so that concurrent sends for one phone count once. A code
+        // still usable is not replaced yet: the new one is held until the caps allow it.
         const issued = yield* store.issue(
           phone,
           {
@@ -89,18 +131,26 @@ export class PhoneSignIn extends Context.Service<
         )
         if (issued._tag === "ResendTooSoon") return yield* rateLimited(issued.retryAfterMs)
 
-        const phoneLimit = { key: `otp:send:phone:${phone}`, limit: policy.sendsPerPhonePerHour }
-        const limited = yield* limiter.consume(
-          clientIp === undefined
-            ? [phoneLimit]
-            : [phoneLimit, { key: `otp:send:ip:${clientIp}`, limit: policy.sendsPerIpPerHour }],
-          HOUR_MS,
-          now
-        )
-        if (!limited.allowed) {
-          yield* store.withdraw(phone, codeHash)
-          return yield* rateLimited(limited.retryAfterMs)
+        const client = clientGroupOf(clientIp)
+        if (client === UNKNOWN_CLIENT && !unknownClientWarned) {
+          unknownClientWarned = true
+          yield* Effect.logWarning(
+            "walletgate: a sign-in came without a readable client address; all such sign-ins share one per-IP budget (behind a proxy, configure the adapter to trust it)"
+          )
         }
+        const decision = yield* limiter.consume(limitsOf(phone, client, test !== undefined), now)
+        if (!decision.allowed) {
+          // The held code is dropped and the pending one stays usable: a refused send voids nothing.
+          yield* store.withdraw(phone, codeHash)
+          if (now >= ceilingWarnedUntil && decision.refused.includes(CEILING_KEY)) {
+            ceilingWarnedUntil = now + decision.retryAfterMs
+            yield* Effect.logWarning("walletgate: the hourly sign-in send ceiling is reached; sends are refused").pipe(
+              Effect.annotateLogs({ globalSendsPerHour: policy.globalSendsPerHour })
+            )
+          }
+          return yield* rateLimited(decision.retryAfterMs)
+        }
+        if (issued._tag === "Held") yield* store.activate(phone, codeHash)
 
         if (test === undefined) {
           const text = policy.message(code, Math.ceil(policy.codeTtlSeconds / 60))

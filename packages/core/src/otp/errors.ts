@@ -21,3 +21,9 @@ export class SmsDeliveryFailed extends Schema.TaggedError<SmsDeliveryFailed>()("
   /** The provider's answer, for the operator's log only (never shown to the client). */
   cause: Schema.String
 }) {}
+
+/**
+ * The app asks for a sign-in challenge (`SignInChallenge`) and the send came without a good answer in its
+ * `challenge` field. Nothing was counted or sent. Answered 403 `challenge_required`.
+ */
+export class ChallengeRequired extends Schema.TaggedError<ChallengeRequired>()("ChallengeRequired", {}) {}

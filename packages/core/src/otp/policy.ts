@@ -11,10 +11,22 @@ export interface OtpPolicyOptions {
   readonly maxAttempts?: number
   /** The shortest time between two codes for one phone; default 60 s. */
   readonly resendIntervalSeconds?: number
-  /** Codes sent to one phone per hour; default 5. */
-  readonly sendsPerPhonePerHour?: number
-  /** Codes sent on behalf of one client IP per hour; default 20. */
+  /**
+   * Codes sent to one phone per window of `phoneWindowSeconds`; default 5. Past it sends are refused (the pending
+   * code stays usable), so whoever spends a phone's sends keeps it from a new code until that window ends.
+   */
+  readonly sendsPerPhone?: number
+  /** The window `sendsPerPhone` counts in, which bounds how long a phone can be kept from a new code; default 900 s, at most 3600. */
+  readonly phoneWindowSeconds?: number
+  /**
+   * Codes sent per hour on behalf of one client: an IPv4 address, or an IPv6 /64; every request whose address is
+   * unknown (no trusted address from the host) counts against one shared budget. Default 20.
+   */
   readonly sendsPerIpPerHour?: number
+  /** Codes sent per hour into one NPA-NXX (the first six digits after `+1`), against SMS pumping; default 10. */
+  readonly sendsPerPrefixPerHour?: number
+  /** Codes sent per hour by the whole deployment: the most SMS an hour can cost; default 1000. */
+  readonly globalSendsPerHour?: number
   /** Regions whose numbers are accepted; default US, its NANP territories and Canada. */
   readonly regions?: ReadonlyArray<PhoneRegion>
   /**
@@ -78,8 +90,11 @@ export const resolveOtpPolicy = (options: OtpPolicyOptions): OtpPolicyValues => 
     codeTtlSeconds: positive("codeTtlSeconds", options.codeTtlSeconds ?? 300, 600),
     maxAttempts: positive("maxAttempts", options.maxAttempts ?? 5, 10),
     resendIntervalSeconds: positive("resendIntervalSeconds", options.resendIntervalSeconds ?? 60, 3600),
-    sendsPerPhonePerHour: positive("sendsPerPhonePerHour", options.sendsPerPhonePerHour ?? 5),
+    sendsPerPhone: positive("sendsPerPhone", options.sendsPerPhone ?? 5),
+    phoneWindowSeconds: positive("phoneWindowSeconds", options.phoneWindowSeconds ?? 900, 3600),
     sendsPerIpPerHour: positive("sendsPerIpPerHour", options.sendsPerIpPerHour ?? 20),
+    sendsPerPrefixPerHour: positive("sendsPerPrefixPerHour", options.sendsPerPrefixPerHour ?? 10),
+    globalSendsPerHour: positive("globalSendsPerHour", options.globalSendsPerHour ?? 1000),
     smsTimeoutSeconds: positive("smsTimeoutSeconds", options.smsTimeoutSeconds ?? 15, 60),
     sessionTtlSeconds: positive("sessionTtlSeconds", options.sessionTtlSeconds ?? 3600, 86_400),
     ...(options.codeSecret === undefined ? {} : { codeSecret: options.codeSecret }),

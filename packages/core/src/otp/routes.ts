@@ -5,9 +5,15 @@ import { SigningKeys } from "../auth/SigningKeys"
 import { routeWithBody, routeWithoutBody } from "../http/route"
 import { type CodeSent, PhoneSignIn, type Session } from "./PhoneSignIn"
 
-/** Body of `POST /functions/v1/signInWithOTP` (SPEC §4.1). */
+/**
+ * Body of `POST /functions/v1/signInWithOTP` (SPEC §4.1), with `challenge`: the answer to the app's sign-in
+ * challenge (a captcha token, a proof of work), when it asks for one (`SignInChallenge`).
+ */
 export const SignInWithOtpRequest = Schema.Struct({
-  phone: Schema.String.check(Schema.isMaxLength(32, { message: "Expected at most 32 characters" }))
+  phone: Schema.String.check(Schema.isMaxLength(32, { message: "Expected at most 32 characters" })),
+  challenge: Schema.optionalKey(
+    Schema.String.check(Schema.isMaxLength(4096, { message: "Expected at most 4096 characters" }))
+  )
 })
 
 /** Body of `POST /functions/v1/verifyOTP` (SPEC §4.2). The code is a string: a JSON number would lose leading zeros. */
@@ -66,7 +72,7 @@ export const otpRoutes = [
     "/functions/v1/signInWithOTP",
     SignInWithOtpRequest,
     (body, context, services: Context.Context<PhoneSignIn>) =>
-      Effect.map(Context.get(services, PhoneSignIn).sendCode(body.phone, context.clientIp), sentReply)
+      Effect.map(Context.get(services, PhoneSignIn).sendCode(body.phone, context.clientIp, body.challenge), sentReply)
   ),
   routeWithBody(
     "POST",

@@ -6,46 +6,59 @@ import type { StoreUnavailable } from "../state/errors"
 /** How many ended windows the in-memory limiter forgets per call at most: more than one, to keep up with bursts. */
 const ENDED_FORGOTTEN_PER_CALL = 8
 
-/** The outcome of counting one event against a limit. */
+/** The outcome of counting one event against its limits. */
 export type RateDecision =
   | { readonly allowed: true; readonly remaining: number }
-  | { readonly allowed: false; readonly retryAfterMs: number }
+  | {
+      readonly allowed: false
+      readonly retryAfterMs: number
+      /** The keys of the limits that refused, in the order given. */
+      readonly refused: ReadonlyArray<string>
+    }
 
-/** One limit an event counts against: at most `limit` events per `key` in each window. */
+/**
+ * One limit an event counts against: at most `limit` events per `key` in each window of `windowMs`, windows
+ * aligned to multiples of `windowMs`. A key is `<scope>:<rest>`: the limits of one call share their scope.
+ */
 export interface RateLimit {
   readonly key: string
   readonly limit: number
+  readonly windowMs: number
 }
 
 /**
- * The decision over several limits, each decided on its own: allowed when every one allows (with the least
- * remaining), else refused for as long as the longest of the refusing ones waits.
+ * The scope of a limit's key, the part before its first `:` (the whole key without one). A store keeps the keys
+ * of a scope together (on Redis, in one hash slot), which is what lets one call count several of them atomically.
  */
-export const combinedDecision = (decisions: ReadonlyArray<RateDecision>): RateDecision => {
-  let remaining = Number.POSITIVE_INFINITY
-  let retryAfterMs = -1
-  for (const decision of decisions) {
-    if (decision.allowed) remaining = Math.min(remaining, decision.remaining)
-    else retryAfterMs = Math.max(retryAfterMs, decision.retryAfterMs)
+export const rateScopeOf = (key: string): string => {
+  const colon = key.indexOf(":")
+  return colon === -1 ? key : key.slice(0, colon)
+}
+
+/** The scope every limit of one call shares; throws (a defect: a bug in the caller) when they differ. */
+export const sharedRateScope = (limits: ReadonlyArray<RateLimit>): string => {
+  const scope = rateScopeOf(limits[0]?.key ?? "")
+  for (const { key } of limits) {
+    if (rateScopeOf(key) !== scope) throw new Error(`RateLimiter: the keys of one call span scopes (${scope}, ${key})`)
   }
-  return retryAfterMs >= 0 ? { allowed: false, retryAfterMs } : { allowed: true, remaining }
+  return scope
 }
 
 /**
- * Fixed-window counters: at most `limit` events per `key` in each window of `windowMs`. Counting and
- * deciding are one atomic step per key, so concurrent callers (on one or many instances) never overshoot.
+ * Fixed-window counters. One call counts an event against several limits all or none, in one atomic step, so
+ * concurrent callers (on one or many instances) never overshoot, and an event one limit refuses uses up no other
+ * limit's budget.
  */
 export class RateLimiter extends Context.Service<
   RateLimiter,
   {
     /**
-     * Counts one event at `now` (ms) against each of `limits` (at least one), each in its own windows of
-     * `windowMs`, and says whether it is within all of them ({@link combinedDecision}). A limit that refuses
-     * does not count the event; the others still do. One call, so a remote store answers in one round trip.
+     * Counts one event at `now` (ms) against every one of `limits` (at least one, distinct keys of one scope)
+     * when all of them have room, and answers the least remaining; when any is full, counts it against none and
+     * answers the keys that refused and the longest wait until one of their windows ends.
      */
     readonly consume: (
       limits: readonly [RateLimit, ...ReadonlyArray<RateLimit>],
-      windowMs: number,
       now: number
     ) => Effect.Effect<RateDecision, StoreUnavailable>
   }
@@ -77,7 +90,7 @@ export class RateLimiter extends Context.Service<
       }
       nextForget = Number.POSITIVE_INFINITY
     }
-    const consumeOne = ({ key, limit }: RateLimit, windowMs: number, now: number): RateDecision => {
+    const currentWindow = ({ key, windowMs }: RateLimit, now: number): Window => {
       const start = now - (now % windowMs)
       let current = windows.get(key)
       if (current?.start !== start) {
@@ -86,17 +99,29 @@ export class RateLimiter extends Context.Service<
         windows.set(key, current)
         nextForget = Math.min(nextForget, current.end)
       }
-      if (current.count >= limit) return { allowed: false, retryAfterMs: current.end - now }
-      current.count += 1
-      return { allowed: true, remaining: limit - current.count }
+      return current
     }
     return RateLimiter.of({
-      consume: (limits, windowMs, now) =>
+      consume: (limits, now) =>
         Effect.sync((): RateDecision => {
           forgetEnded(now)
-          return limits.length === 1
-            ? consumeOne(limits[0], windowMs, now)
-            : combinedDecision(limits.map((limit) => consumeOne(limit, windowMs, now)))
+          if (limits.length > 1) sharedRateScope(limits)
+          const counted = limits.map((limit) => ({ limit, window: currentWindow(limit, now) }))
+          let retryAfterMs = -1
+          let refused: Array<string> | undefined
+          for (const { limit, window } of counted) {
+            if (window.count >= limit.limit) {
+              retryAfterMs = Math.max(retryAfterMs, window.end - now)
+              refused = [...(refused ?? []), limit.key]
+            }
+          }
+          if (refused !== undefined) return { allowed: false, retryAfterMs, refused }
+          let remaining = Number.POSITIVE_INFINITY
+          for (const { limit, window } of counted) {
+            window.count += 1
+            remaining = Math.min(remaining, limit.limit - window.count)
+          }
+          return { allowed: true, remaining }
         })
     })
   })

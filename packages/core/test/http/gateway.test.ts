@@ -318,7 +318,10 @@ describe("request logging", () => {
   const otpStoreThat = (outcome: Effect.Effect<never, StoreUnavailable>) =>
     Layer.mergeAll(
       embeddedPorts(),
-      Layer.succeed(OtpStore, OtpStore.of({ issue: () => outcome, withdraw: () => outcome, consume: () => outcome }))
+      Layer.succeed(
+        OtpStore,
+        OtpStore.of({ issue: () => outcome, activate: () => outcome, withdraw: () => outcome, consume: () => outcome })
+      )
     )
 
   it("answers a defect 500 with nothing of it in the body, and logs it as an error with the request id", async () => {

@@ -172,7 +172,7 @@ describe("PhoneSignIn", () => {
       assert.strictEqual(refused._tag, "RateLimited")
       yield* TestClock.adjust("1 hour")
       yield* signIn.sendCode(PHONE, "192.0.2.9")
-    }).pipe(Effect.provide(setup({ sendsPerPhonePerHour: 3 })))
+    }).pipe(Effect.provide(setup({ sendsPerPhone: 3 })))
   )
 
   it.effect("caps sends per client IP per hour, across phones", () =>
@@ -185,6 +185,52 @@ describe("PhoneSignIn", () => {
       // The refused send left no code and no resend wait for that phone.
       yield* signIn.sendCode("+12127363100", "198.51.100.8")
     }).pipe(Effect.provide(setup({ sendsPerIpPerHour: 2 })))
+  )
+
+  it.effect("a send past the per-phone cap leaves the pending code valid", () =>
+    Effect.gen(function* () {
+      const signIn = yield* PhoneSignIn
+      // The victim's send and the attacker's four resends (each a legitimate resend: it voids the code before).
+      for (let i = 0; i < 5; i++) {
+        yield* signIn.sendCode(PHONE, i === 0 ? "192.0.2.1" : `198.51.100.${i}`)
+        yield* TestClock.adjust("61 seconds")
+      }
+      const pending = outbox.latestCode(PHONE) as string
+      const refused = yield* Effect.flip(signIn.sendCode(PHONE, "198.51.100.9"))
+      assert.strictEqual(refused._tag, "RateLimited")
+      assert.strictEqual(outbox.messages.length, 5)
+      const session = yield* signIn.verifyCode(PHONE, pending)
+      assert.strictEqual(session.user.phone, PHONE)
+    }).pipe(Effect.provide(setup()))
+  )
+
+  it.effect("a send past the per-IP cap leaves the victim's pending code valid", () =>
+    Effect.gen(function* () {
+      const signIn = yield* PhoneSignIn
+      const pending = yield* sendAndRead(PHONE, "192.0.2.1")
+      yield* signIn.sendCode(OTHER, "198.51.100.7")
+      yield* TestClock.adjust("61 seconds")
+      const refused = yield* Effect.flip(signIn.sendCode(PHONE, "198.51.100.7"))
+      assert.strictEqual(refused._tag, "RateLimited")
+      const session = yield* signIn.verifyCode(PHONE, pending)
+      assert.strictEqual(session.user.phone, PHONE)
+    }).pipe(Effect.provide(setup({ sendsPerIpPerHour: 1 })))
+  )
+
+  it.effect("an attacker who spends a phone's sends locks it out for at most its window (15 min)", () =>
+    Effect.gen(function* () {
+      const signIn = yield* PhoneSignIn
+      for (let i = 0; i < 5; i++) {
+        yield* signIn.sendCode(PHONE, `198.51.100.${i}`)
+        yield* TestClock.adjust("61 seconds")
+      }
+      const refused = yield* Effect.flip(signIn.sendCode(PHONE, "192.0.2.1"))
+      assert.strictEqual(refused._tag, "RateLimited")
+      const retryAfter = refused._tag === "RateLimited" ? refused.retryAfterSeconds : 0
+      assert.isAtMost(retryAfter, 15 * 60 - 5 * 61)
+      yield* TestClock.adjust(`${retryAfter} seconds`)
+      yield* signIn.sendCode(PHONE, "192.0.2.1")
+    }).pipe(Effect.provide(setup()))
   )
 
   it.effect("a failed SMS leaves no usable code and no resend wait", () =>

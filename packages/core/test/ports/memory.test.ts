@@ -87,16 +87,16 @@ describe("RateLimiter.memory over a long life", () => {
     const before = heap()
     // 1 000 keys of 20 000 characters each: 20 MB held by the windows of the first hour.
     for (let n = 0; n < 1_000; n++)
-      Effect.runSync(limiter.consume([{ key: randomBytes(10_000).toString("hex"), limit: 5 }], hour, n))
+      Effect.runSync(limiter.consume([{ key: randomBytes(10_000).toString("hex"), limit: 5, windowMs: hour }], n))
     await collected()
     expect(heap() - before).toBeGreaterThan(15_000_000)
     // In the next hour, calls on one key forget the ended windows a few at a time (at most 8 per call): after 60
     // calls, about half of them.
-    for (let n = 0; n < 60; n++) Effect.runSync(limiter.consume([{ key: "k", limit: 5 }], hour, hour + n))
+    for (let n = 0; n < 60; n++) Effect.runSync(limiter.consume([{ key: "k", limit: 5, windowMs: hour }], hour + n))
     await collected()
     expect(heap() - before).toBeGreaterThan(8_000_000)
     expect(heap() - before).toBeLessThan(12_000_000)
-    for (let n = 60; n < 200; n++) Effect.runSync(limiter.consume([{ key: "k", limit: 5 }], hour, hour + n))
+    for (let n = 60; n < 200; n++) Effect.runSync(limiter.consume([{ key: "k", limit: 5, windowMs: hour }], hour + n))
     await collected()
     expect(heap() - before).toBeLessThan(1_000_000)
   })

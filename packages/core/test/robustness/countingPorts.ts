@@ -16,6 +16,7 @@ export const countingPorts = () => {
         const inner = yield* OtpStore
         return OtpStore.of({
           issue: (...args) => count("OtpStore.issue", inner.issue(...args)),
+          activate: (...args) => count("OtpStore.activate", inner.activate(...args)),
           withdraw: (...args) => count("OtpStore.withdraw", inner.withdraw(...args)),
           consume: (...args) => count("OtpStore.consume", inner.consume(...args))
         })

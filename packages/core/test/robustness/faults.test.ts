@@ -99,6 +99,7 @@ describe("faults in the SMS provider and the store", () => {
           Effect.suspend(() => (failing ? Effect.fail(new StoreUnavailable({ operation: "otp" })) : effect))
         return OtpStore.of({
           issue: (...args) => guard(inner.issue(...args)),
+          activate: (...args) => guard(inner.activate(...args)),
           withdraw: (...args) => guard(inner.withdraw(...args)),
           consume: (...args) => guard(inner.consume(...args))
         })

@@ -19,7 +19,7 @@ const counting = countingPorts()
 const gateway = makeGateway({
   ports: Layer.mergeAll(
     embeddedPorts({
-      otp: { testPhones: { "+15005550006": "123456" }, sendsPerIpPerHour: 1_000_000, sendsPerPhonePerHour: 1_000_000 },
+      otp: { testPhones: { "+15005550006": "123456" }, sendsPerIpPerHour: 1_000_000, sendsPerPhone: 1_000_000 },
       apps: [
         {
           clientId: "app",

@@ -4,19 +4,42 @@ import * as Schema from "effect/Schema"
 import { type Connection, luaScript } from "./connection"
 
 // One hash per phone, `{otp:<phone>}`: h = code HMAC (absent once void), e = expires at, r = resend at,
-// f = failed attempts. It lives until max(e, r), the same span as OtpStore.memory keeps an entry.
+// f = failed attempts; while a new code is held beside a usable one: n = its HMAC, ne = its expiry, p = the resend
+// time before it. It lives until max(e, r) of its latest code, the same span as OtpStore.memory keeps an entry.
 
+// ARGV: hash, expires at, resend at, now, lifetime. Answers 0 (issued), -1 (held) or the ms left to wait.
 const issue = luaScript(`
 local now = tonumber(ARGV[4])
-local resendAt = tonumber(redis.call("HGET", KEYS[1], "r"))
+local code = redis.call("HMGET", KEYS[1], "h", "e", "r")
+local resendAt = tonumber(code[3])
 if resendAt and resendAt > now then return resendAt - now end
+if code[1] and tonumber(code[2]) > now then
+  redis.call("HSET", KEYS[1], "n", ARGV[1], "ne", ARGV[2], "r", ARGV[3], "p", code[3])
+  if redis.call("PTTL", KEYS[1]) < tonumber(ARGV[5]) then redis.call("PEXPIRE", KEYS[1], ARGV[5]) end
+  return -1
+end
+redis.call("DEL", KEYS[1])
 redis.call("HSET", KEYS[1], "h", ARGV[1], "e", ARGV[2], "r", ARGV[3], "f", 0)
 redis.call("PEXPIRE", KEYS[1], ARGV[5])
 return 0
 `)
 
+const activate = luaScript(`
+local held = redis.call("HMGET", KEYS[1], "n", "ne")
+if held[1] ~= ARGV[1] then return 0 end
+redis.call("HSET", KEYS[1], "h", held[1], "e", held[2], "f", 0)
+redis.call("HDEL", KEYS[1], "n", "ne", "p")
+return 1
+`)
+
 const withdraw = luaScript(`
-if redis.call("HGET", KEYS[1], "h") == ARGV[1] then return redis.call("DEL", KEYS[1]) end
+local code = redis.call("HMGET", KEYS[1], "h", "n", "p")
+if code[2] == ARGV[1] then
+  redis.call("HSET", KEYS[1], "r", code[3])
+  redis.call("HDEL", KEYS[1], "n", "ne", "p")
+  return 1
+end
+if code[1] == ARGV[1] then return redis.call("DEL", KEYS[1]) end
 return 0
 `)
 
@@ -32,6 +55,9 @@ end
 if redis.call("HINCRBY", KEYS[1], "f", 1) >= tonumber(ARGV[3]) then redis.call("HDEL", KEYS[1], "h") end
 return 0
 `)
+
+const ISSUED: IssueOutcome = { _tag: "Issued" }
+const HELD: IssueOutcome = { _tag: "Held" }
 
 /** `OtpStore` on Redis: each operation is one script on the phone's key. */
 export const redisOtpStore = (connection: Connection): OtpStore["Service"] => {
@@ -49,9 +75,12 @@ export const redisOtpStore = (connection: Connection): OtpStore["Service"] => {
         )
         .pipe(
           Effect.map(
-            (wait): IssueOutcome => (wait === 0 ? { _tag: "Issued" } : { _tag: "ResendTooSoon", retryAfterMs: wait })
+            (wait): IssueOutcome =>
+              wait === 0 ? ISSUED : wait < 0 ? HELD : { _tag: "ResendTooSoon", retryAfterMs: wait }
           )
         ),
+    activate: (phone, codeHash) =>
+      connection.run("OtpStore.activate", activate, [key(phone)], [codeHash], Schema.Number).pipe(Effect.asVoid),
     withdraw: (phone, codeHash) =>
       connection.run("OtpStore.withdraw", withdraw, [key(phone)], [codeHash], Schema.Number).pipe(Effect.asVoid),
     consume: (phone, candidateHash, now, maxAttempts) =>

@@ -1,56 +1,70 @@
-import { combinedDecision, type RateDecision, type RateLimit, RateLimiter } from "@walletgate/core"
+import { type RateDecision, RateLimiter, sharedRateScope } from "@walletgate/core"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type Connection, luaScript } from "./connection"
 
-// One hash per limited key, `{rate:<key>}`: s = start of the current window, c = events counted in it.
-// It lives until its window ends. A refused event is not counted, as in RateLimiter.memory.
+// One hash per limited key, `{rate:<scope>}<rest of the key>`: s = start of the current window, c = events counted
+// in it. It lives until its window ends. The keys of one scope share a hash slot, so one script decides a call:
+// it counts the event against every key when all have room, else against none (as RateLimiter.memory does).
+// ARGV holds three values per key: its limit, the start of its current window, and the ms until that window ends.
+// The reply: 1 (counted) or 0 (refused), then each key's count (after counting, or as it stands when refused).
 const consume = luaScript(`
-local window = redis.call("HMGET", KEYS[1], "s", "c")
-local count = 0
-if window[1] == ARGV[2] then count = tonumber(window[2]) end
-if count >= tonumber(ARGV[1]) then return {0, count} end
-count = count + 1
-redis.call("HSET", KEYS[1], "s", ARGV[2], "c", count)
-redis.call("PEXPIRE", KEYS[1], ARGV[3])
-return {1, count}
+local counts = {}
+local room = 1
+for i = 1, #KEYS do
+  local window = redis.call("HMGET", KEYS[i], "s", "c")
+  local count = 0
+  if window[1] == ARGV[3 * i - 1] then count = tonumber(window[2]) end
+  counts[i] = count
+  if count >= tonumber(ARGV[3 * i - 2]) then room = 0 end
+end
+if room == 1 then
+  for i = 1, #KEYS do
+    counts[i] = counts[i] + 1
+    redis.call("HSET", KEYS[i], "s", ARGV[3 * i - 1], "c", counts[i])
+    redis.call("PEXPIRE", KEYS[i], ARGV[3 * i])
+  end
+end
+return {room, unpack(counts)}
 `)
 
-const Reply = Schema.Tuple([Schema.Number, Schema.Number])
+const Reply = Schema.NonEmptyArray(Schema.Number)
 
-/**
- * `RateLimiter` on Redis: fixed windows, counted and decided by one script per key. The keys of one call are
- * sent together (in a cluster they may live on different nodes, so one script cannot take them all): one round
- * trip however many limits an event counts against.
- */
-export const redisRateLimiter = (connection: Connection): RateLimiter["Service"] => {
-  const consumeOne = ({ key, limit }: RateLimit, windowMs: number, now: number) => {
-    const start = now - (now % windowMs)
-    const end = start + windowMs
-    // The lifetime is relative (PEXPIRE, not PEXPIREAT) so that a skew between this clock and Redis's
-    // can never end a window early; the window's start in the record decides which window it is.
-    return connection
-      .run(
-        "RateLimiter.consume",
-        consume,
-        [`${connection.keyPrefix}{rate:${key}}`],
-        [limit, start, Math.ceil(end - now)],
-        Reply
-      )
-      .pipe(
-        Effect.map(
-          ([allowed, count]): RateDecision =>
-            allowed === 1 ? { allowed: true, remaining: limit - count } : { allowed: false, retryAfterMs: end - now }
+/** `RateLimiter` on Redis: fixed windows, a call counted and decided by one script on its scope's slot. */
+export const redisRateLimiter = (connection: Connection): RateLimiter["Service"] =>
+  RateLimiter.of({
+    consume: (limits, now) =>
+      Effect.suspend(() => {
+        const scope = sharedRateScope(limits)
+        const keys: Array<string> = []
+        const args: Array<number> = []
+        const ends: Array<number> = []
+        for (const { key, limit, windowMs } of limits) {
+          const start = now - (now % windowMs)
+          const end = start + windowMs
+          keys.push(`${connection.keyPrefix}{rate:${scope}}${key.slice(scope.length)}`)
+          // The lifetime is relative (PEXPIRE, not PEXPIREAT) so that a skew between this clock and Redis's
+          // can never end a window early; the window's start in the record decides which window it is.
+          args.push(limit, start, Math.ceil(end - now))
+          ends.push(end)
+        }
+        return connection.run("RateLimiter.consume", consume, keys, args, Reply).pipe(
+          Effect.map(([counted, ...counts]): RateDecision => {
+            if (counted === 1) {
+              let remaining = Number.POSITIVE_INFINITY
+              for (const [i, { limit }] of limits.entries()) remaining = Math.min(remaining, limit - (counts[i] ?? 0))
+              return { allowed: true, remaining }
+            }
+            let retryAfterMs = -1
+            const refused: Array<string> = []
+            for (const [i, { key, limit }] of limits.entries()) {
+              if ((counts[i] ?? 0) >= limit) {
+                retryAfterMs = Math.max(retryAfterMs, (ends[i] ?? now) - now)
+                refused.push(key)
+              }
+            }
+            return { allowed: false, retryAfterMs, refused }
+          })
         )
-      )
-  }
-  return RateLimiter.of({
-    consume: (limits, windowMs, now) =>
-      limits.length === 1
-        ? consumeOne(limits[0], windowMs, now)
-        : Effect.map(
-            Effect.forEach(limits, (limit) => consumeOne(limit, windowMs, now), { concurrency: "unbounded" }),
-            combinedDecision
-          )
+      })
   })
-}

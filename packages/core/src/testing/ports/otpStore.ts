@@ -20,6 +20,7 @@ const pending = (codeHash: string, at = T0, lifetimes: { ttl?: number; resend?: 
   resendAt: at + (lifetimes.resend ?? RESEND)
 })
 const ISSUED = { _tag: "Issued" } as const
+const HELD = { _tag: "Held" } as const
 const tooSoon = (retryAfterMs: number) => ({ _tag: "ResendTooSoon", retryAfterMs }) as const
 
 const wrongTries = (store: OtpStore["Service"], phone: PhoneE164, count: number, now: number, maxAttempts = ATTEMPTS) =>
@@ -92,12 +93,72 @@ export const otpStoreContract: ReadonlyArray<PortContractCase<OtpStore>> = [
       yield* expectEqual("pending code", yield* store.consume(PHONE, RIGHT, T0 + 10_002, ATTEMPTS), "Accepted")
     })
   ),
-  otpCase("replaces the pending code with a new one from the resend time on", (store) =>
+  otpCase("holds a new code beside a usable one from the resend time on; activating it voids the old one", (store) =>
     Effect.gen(function* () {
       yield* store.issue(PHONE, pending(RIGHT), T0)
-      yield* expectEqual("resend", yield* store.issue(PHONE, pending(NEWER, T0 + RESEND), T0 + RESEND), ISSUED)
+      yield* expectEqual("resend", yield* store.issue(PHONE, pending(NEWER, T0 + RESEND), T0 + RESEND), HELD)
+      yield* store.activate(PHONE, NEWER)
       yield* expectEqual("old code", yield* store.consume(PHONE, RIGHT, T0 + RESEND + 1, ATTEMPTS), "Rejected")
       yield* expectEqual("new code", yield* store.consume(PHONE, NEWER, T0 + RESEND + 2, ATTEMPTS), "Accepted")
+    })
+  ),
+  otpCase("keeps the usable code, and only it, usable while a new one is held", (store) =>
+    Effect.gen(function* () {
+      yield* store.issue(PHONE, pending(RIGHT), T0)
+      yield* store.issue(OTHER, pending(RIGHT), T0)
+      yield* store.issue(PHONE, pending(NEWER, T0 + RESEND), T0 + RESEND)
+      yield* store.issue(OTHER, pending(NEWER, T0 + RESEND), T0 + RESEND)
+      yield* expectEqual("held code", yield* store.consume(PHONE, NEWER, T0 + RESEND + 1, ATTEMPTS), "Rejected")
+      yield* expectEqual("usable code", yield* store.consume(OTHER, RIGHT, T0 + RESEND + 1, ATTEMPTS), "Accepted")
+    })
+  ),
+  otpCase("holds the held code's resend time: no third code before it", (store) =>
+    Effect.gen(function* () {
+      yield* store.issue(PHONE, pending(RIGHT), T0)
+      yield* store.issue(PHONE, pending(NEWER, T0 + RESEND), T0 + RESEND)
+      const third = yield* store.issue(PHONE, pending(WRONG, T0 + RESEND + 1), T0 + RESEND + 1)
+      yield* expectEqual("third", third, tooSoon(RESEND - 1))
+    })
+  ),
+  otpCase("withdraws a held code: the usable one stays usable and its resend time comes back", (store) =>
+    Effect.gen(function* () {
+      yield* store.issue(PHONE, pending(RIGHT), T0)
+      yield* store.issue(PHONE, pending(NEWER, T0 + RESEND), T0 + RESEND)
+      yield* store.withdraw(PHONE, NEWER)
+      yield* store.activate(PHONE, NEWER)
+      yield* expectEqual("withdrawn code", yield* store.consume(PHONE, NEWER, T0 + RESEND + 1, ATTEMPTS), "Rejected")
+      const again = yield* store.issue(PHONE, pending(digest(9), T0 + RESEND + 2), T0 + RESEND + 2)
+      yield* expectEqual("a new code at once", again, HELD)
+      yield* expectEqual("usable code", yield* store.consume(PHONE, RIGHT, T0 + RESEND + 3, ATTEMPTS), "Accepted")
+    })
+  ),
+  otpCase("activates nothing for a hash that is not held", (store) =>
+    Effect.gen(function* () {
+      yield* store.issue(PHONE, pending(RIGHT), T0)
+      yield* store.issue(PHONE, pending(NEWER, T0 + RESEND), T0 + RESEND)
+      yield* store.activate(PHONE, WRONG)
+      yield* store.activate(OTHER, NEWER)
+      yield* expectEqual("usable code", yield* store.consume(PHONE, RIGHT, T0 + RESEND + 1, ATTEMPTS), "Accepted")
+    })
+  ),
+  otpCase("issues at once, nothing held, when the earlier code is voided or expired", (store) =>
+    Effect.gen(function* () {
+      yield* store.issue(PHONE, pending(RIGHT), T0)
+      yield* wrongTries(store, PHONE, ATTEMPTS, T0 + 1)
+      yield* expectEqual("after voiding", yield* store.issue(PHONE, pending(NEWER, T0 + RESEND), T0 + RESEND), ISSUED)
+      yield* expectEqual("new code", yield* store.consume(PHONE, NEWER, T0 + RESEND + 1, ATTEMPTS), "Accepted")
+      yield* store.issue(OTHER, pending(RIGHT, T0, { ttl: RESEND, resend: RESEND }), T0)
+      yield* expectEqual("after expiry", yield* store.issue(OTHER, pending(NEWER, T0 + RESEND), T0 + RESEND), ISSUED)
+    })
+  ),
+  otpCase("ends a held code with the usable one when that one is accepted", (store) =>
+    Effect.gen(function* () {
+      yield* store.issue(PHONE, pending(RIGHT), T0)
+      yield* store.issue(PHONE, pending(NEWER, T0 + RESEND), T0 + RESEND)
+      yield* expectEqual("usable code", yield* store.consume(PHONE, RIGHT, T0 + RESEND + 1, ATTEMPTS), "Accepted")
+      yield* store.activate(PHONE, NEWER)
+      yield* expectEqual("held code", yield* store.consume(PHONE, NEWER, T0 + RESEND + 2, ATTEMPTS), "Rejected")
+      yield* expectEqual("issue", yield* store.issue(PHONE, pending(WRONG, T0 + RESEND + 3), T0 + RESEND + 3), ISSUED)
     })
   ),
   otpCase("starts a new code with no failed attempts", (store) =>
@@ -105,6 +166,7 @@ export const otpStoreContract: ReadonlyArray<PortContractCase<OtpStore>> = [
       yield* store.issue(PHONE, pending(RIGHT), T0)
       yield* wrongTries(store, PHONE, ATTEMPTS - 1, T0 + 1)
       yield* store.issue(PHONE, pending(NEWER, T0 + RESEND), T0 + RESEND)
+      yield* store.activate(PHONE, NEWER)
       yield* wrongTries(store, PHONE, ATTEMPTS - 1, T0 + RESEND + 1)
       yield* expectEqual("new code", yield* store.consume(PHONE, NEWER, T0 + RESEND + 2, ATTEMPTS), "Accepted")
     })
@@ -158,6 +220,7 @@ export const otpStoreContract: ReadonlyArray<PortContractCase<OtpStore>> = [
     Effect.gen(function* () {
       yield* store.issue(PHONE, pending(RIGHT), T0)
       yield* store.issue(PHONE, pending(NEWER, T0 + RESEND), T0 + RESEND)
+      yield* store.activate(PHONE, NEWER)
       yield* store.withdraw(PHONE, RIGHT)
       yield* expectEqual("newer code", yield* store.consume(PHONE, NEWER, T0 + RESEND + 1, ATTEMPTS), "Accepted")
     })
