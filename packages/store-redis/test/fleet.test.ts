@@ -122,6 +122,41 @@ describe("two gateways on one Redis, with a small per-IP cap", () => {
   })
 })
 
+describe("two gateways on one Redis, against SMS pumping", () => {
+  const { outbox, a, b } = fleet("fleet-pumping:", {
+    resendIntervalSeconds: 1,
+    sendsPerPhone: 2,
+    sendsPerPrefixPerHour: 3,
+    globalSendsPerHour: 6,
+    sendsPerIpPerHour: 1000
+  })
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+  it("keeps the pending code valid past the per-phone cap, whichever instance refuses", async () => {
+    const phone = "+13127445001"
+    expect((await a().post(SIGN_IN, { phone })).status).toBe(200)
+    await pause(1100)
+    expect((await b().post(SIGN_IN, { phone })).status).toBe(200)
+    const pending = outbox.latestCode(phone)
+    await pause(1100)
+    const refused = await a().post(SIGN_IN, { phone })
+    expect(refused.status).toBe(429)
+    expect(Number(refused.headers.get("retry-after"))).toBeLessThanOrEqual(900)
+    expect((await b().post(VERIFY, { phone, token: pending })).status).toBe(200)
+  })
+
+  it("shares the per-prefix cap and the ceiling", async () => {
+    // Three more sends fill the ceiling of six (the case above sent two), the NPA-NXX 646-222 its cap of three.
+    const statuses = []
+    for (const [i, phone] of ["+16462223001", "+16462223002", "+16462223003", "+16462223004"].entries()) {
+      statuses.push((await (i % 2 === 0 ? a() : b()).post(SIGN_IN, { phone })).status)
+    }
+    expect(statuses).toEqual([200, 200, 200, 429])
+    expect((await a().post(SIGN_IN, { phone: "+14152220199" })).status).toBe(200)
+    expect((await b().post(SIGN_IN, { phone: "+14152220198" })).status).toBe(429)
+  })
+})
+
 // Money movement across the fleet: both instances derive the same wallets (one master secret), verify
 // each other's access tokens (one signing key) and read the same apps, idempotency records, account locks
 // and transaction log from Redis. Each has its own relayer, as a fleet must (relayer nonces are per process).

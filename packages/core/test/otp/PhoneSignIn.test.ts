@@ -267,6 +267,19 @@ describe("PhoneSignIn", () => {
     }).pipe(Effect.provide(setup()))
   )
 
+  it.effect("answers a known and an unknown phone past their caps alike", () =>
+    Effect.gen(function* () {
+      const signIn = yield* PhoneSignIn
+      yield* signIn.verifyCode(PHONE, yield* sendAndRead(PHONE))
+      yield* signIn.sendCode(OTHER, "192.0.2.2")
+      yield* TestClock.adjust("61 seconds")
+      const known = yield* Effect.flip(signIn.sendCode(PHONE, "192.0.2.3"))
+      const unknown = yield* Effect.flip(signIn.sendCode(OTHER, "192.0.2.4"))
+      assert.strictEqual(known._tag, "RateLimited")
+      assert.deepStrictEqual(known, unknown)
+    }).pipe(Effect.provide(setup({ sendsPerPhone: 1 })))
+  )
+
   it.effect("test phones use their fixed code and send no SMS", () =>
     Effect.gen(function* () {
       const signIn = yield* PhoneSignIn

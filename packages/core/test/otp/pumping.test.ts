@@ -112,6 +112,18 @@ describe("SMS pumping", () => {
     expect((await signIn(gateway, "+12127373100", "203.0.113.99")).status).toBe(200)
   })
 
+  it("counts a refused send against no one's budget: not the sender's, not the ceiling", async () => {
+    const gateway = gatewayWith({ sendsPerIpPerHour: 2, globalSendsPerHour: 12 })
+    for (let i = 0; i < 10; i++) expect((await signIn(gateway, phoneOf212736(i), `192.0.2.${i}`)).status).toBe(200)
+    // The exchange is full: five refusals from one address...
+    for (let i = 10; i < 15; i++) expect((await signIn(gateway, phoneOf212736(i), "198.51.100.1")).status).toBe(429)
+    // ...used none of its two sends, and none of the two left under the ceiling.
+    expect((await signIn(gateway, phoneInPrefix(0), "198.51.100.1")).status).toBe(200)
+    expect((await signIn(gateway, phoneInPrefix(1), "198.51.100.1")).status).toBe(200)
+    expect((await signIn(gateway, phoneInPrefix(2), "198.51.100.2")).status).toBe(429)
+    expect(outbox.messages).toHaveLength(12)
+  })
+
   it("counts requests of unknown address against one shared per-IP budget (gateway.fetch)", async () => {
     const gateway = gatewayWith({ sendsPerIpPerHour: 3 })
     const statuses = []
