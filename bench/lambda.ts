@@ -49,7 +49,13 @@ interface Target {
 const target = (name: string, invoker: (gateway: Gateway) => (n: number) => Promise<number>): Target => {
   const gateway = makeGateway({
     ports: Layer.mergeAll(
-      embeddedPorts({ otp: { sendsPerIpPerHour: Number.MAX_SAFE_INTEGER } }),
+      embeddedPorts({
+        otp: {
+          sendsPerIpPerHour: Number.MAX_SAFE_INTEGER,
+          sendsPerPrefixPerHour: Number.MAX_SAFE_INTEGER,
+          globalSendsPerHour: Number.MAX_SAFE_INTEGER
+        }
+      }),
       SmsSender.console(() => undefined)
     ),
     loggers: []

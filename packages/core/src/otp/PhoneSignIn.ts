@@ -104,11 +104,7 @@ export class PhoneSignIn extends Context.Service<
       let unknownClientWarned = false
       let ceilingWarnedUntil = 0
 
-      const sendCode = Effect.fnUntraced(function* (
-        input: string,
-        clientIp: string | undefined,
-        answer: string | undefined = undefined
-      ) {
+      const sendCode = Effect.fnUntraced(function* (input: string, clientIp: string | undefined, answer?: string) {
         const test = testPhoneOf(input)
         const phone = test?.phone ?? (yield* parsePhone(input, policy.regions))
         // Before any state: a send without a good answer uses up no one's resend wait or budget.
