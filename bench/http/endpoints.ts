@@ -10,8 +10,9 @@ import {
   type App,
   type AutomationAccount,
   AutomationAccounts,
+  accountSalt,
   anvilDevKey,
-  automationSalt,
+  automationIdentity,
   ClientStore,
   deriveOwnerKey,
   embeddedPorts,
@@ -197,12 +198,13 @@ const chainSetUp = async (local: LocalNetwork, accounts: number) => {
   const automationAccounts: Array<AutomationAccount> = []
   for (let i = 0; i < accounts; i++) {
     const accountKey = `bench-${i}`
-    const owner = privateKeyToAccount(deriveOwnerKey(MASTER_SECRET, `automation:${accountKey}`)).address
+    const identity = automationIdentity(accountKey)
+    const owner = privateKeyToAccount(deriveOwnerKey(MASTER_SECRET, identity)).address
     const address = await predictAccountAddress(
       local.publicClient,
       local.contracts.walletFactory,
       owner,
-      automationSalt(accountKey)
+      accountSalt(identity)
     )
     await anvilCall(local, "anvil_setBalance", [address, toHex(parseEther("1"))])
     automationAccounts.push({ address, network: local.network.slug, accountKey })
@@ -222,7 +224,7 @@ const chainSetUp = async (local: LocalNetwork, accounts: number) => {
     {
       clientId: CLIENT.clientId,
       secretHash: hashClientSecret(CLIENT.clientSecret),
-      providers: { phone: { kind: "phone" } },
+      providers: ["phone"],
       testMode: true
     }
   ]

@@ -5,8 +5,9 @@ import { randomBytes } from "node:crypto"
 import {
   ApiKeyStore,
   AutomationAccounts,
+  accountSalt,
   anvilDevKey,
-  automationSalt,
+  automationIdentity,
   ClientStore,
   deployTestToken,
   deriveOwnerKey,
@@ -54,12 +55,13 @@ const chain = await startLocalNetwork()
 
 // A demo automation account with a payout plan (60/40 to anvil dev accounts 5 and 6), funded with 1 ETH,
 // and a test API key for it.
-const automationOwner = privateKeyToAccount(deriveOwnerKey(settings.masterSecret, "automation:demo")).address
+const automationDemo = automationIdentity("demo")
+const automationOwner = privateKeyToAccount(deriveOwnerKey(settings.masterSecret, automationDemo)).address
 const automationAddress = await predictAccountAddress(
   chain.publicClient,
   chain.contracts.walletFactory,
   automationOwner,
-  automationSalt("demo")
+  accountSalt(automationDemo)
 )
 const [payee1, payee2] = [5, 6].map((index) => privateKeyToAccount(anvilDevKey(index)).address)
 await chain.setBalance(automationAddress, parseEther("1"))
@@ -122,7 +124,7 @@ const demoApp = {
 const demoAppRecord = {
   clientId: demoApp.clientId,
   secretHash: hashClientSecret(demoApp.clientSecret),
-  providers: { phone: { kind: "phone" as const } },
+  providers: ["phone"],
   testMode: true
 }
 const demoAccount = {

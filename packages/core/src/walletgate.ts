@@ -2,8 +2,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import { AppAuth, type AppAuthOptions } from "./auth/AppAuth"
-import type { App } from "./auth/apps"
+import { type App, unregisteredGrants } from "./auth/apps"
 import { ClientStore } from "./auth/ClientStore"
+import { type ExternalIssuerConfig, IdentityProviders } from "./auth/IdentityProviders"
 import { authRoutes } from "./auth/routes"
 import { SigningKeys } from "./auth/SigningKeys"
 import { UserStore } from "./auth/UserStore"
@@ -46,6 +47,7 @@ export type GatewayPorts =
   | SigningKeys
   | SecureRandom
   | ClientStore
+  | IdentityProviders
   | Networks
   | KeyVault
   | TransactionLog
@@ -65,7 +67,12 @@ export interface EmbeddedOptions {
   readonly issuer?: string
   /** Phone sign-in rules. */
   readonly otp?: OtpPolicyOptions
-  /** Registered apps (see `registerApp` to make credentials). */
+  /**
+   * The external identity providers of the deployment (`IdentityProviders.layer`): one verifier per name;
+   * the native phone sign-in is always there as `phone`. A reserved or repeated name throws at once.
+   */
+  readonly identityProviders?: ReadonlyArray<ExternalIssuerConfig>
+  /** Registered apps (see `registerApp` to make credentials); each may only be granted registered providers. */
   readonly apps?: ReadonlyArray<App>
   /** The networks served; none by default (every chain is then `unsupported_chain`). */
   readonly networks?: ReadonlyArray<NetworkConfig>
@@ -96,8 +103,15 @@ const ephemeralVault = Layer.unwrap(
  * platform CSPRNG. Right for development, tests and a single process; override ports for production,
  * e.g. `Layer.mergeAll(embeddedPorts(), SmsSender.twilio(config))` (a later layer wins).
  */
-export const embeddedPorts = (options: EmbeddedOptions = {}): Layer.Layer<GatewayPorts> =>
-  Layer.mergeAll(
+export const embeddedPorts = (options: EmbeddedOptions = {}): Layer.Layer<GatewayPorts> => {
+  const identityProviders = IdentityProviders.make(options.identityProviders)
+  for (const app of options.apps ?? []) {
+    const unknown = unregisteredGrants(identityProviders, app.providers)
+    if (unknown.length > 0) {
+      throw new RangeError(`apps: ${app.clientId} is granted unregistered identity providers: ${unknown.join(", ")}`)
+    }
+  }
+  return Layer.mergeAll(
     OtpPolicy.layer(options.otp),
     OtpStore.memory,
     UserStore.memory,
@@ -106,6 +120,7 @@ export const embeddedPorts = (options: EmbeddedOptions = {}): Layer.Layer<Gatewa
     SmsSender.console(),
     SecureRandom.crypto,
     ClientStore.memory(options.apps),
+    Layer.succeed(IdentityProviders, identityProviders),
     Networks.layer(options.networks ?? []),
     options.masterSecret === undefined ? ephemeralVault : KeyVault.derived(options.masterSecret),
     TransactionLog.memory,
@@ -119,6 +134,7 @@ export const embeddedPorts = (options: EmbeddedOptions = {}): Layer.Layer<Gatewa
     BalanceReader.multicall,
     OrderIndex.memory
   )
+}
 
 /** Options of {@link makeGateway}. */
 export interface MakeGatewayOptions<E> {

@@ -2,7 +2,8 @@ import {
   AccountLocks,
   ApiKeyStore,
   AutomationAccounts,
-  automationSalt,
+  accountSalt,
+  automationIdentity,
   ClientStore,
   deriveOwnerKey,
   embeddedPorts,
@@ -60,7 +61,7 @@ const everyOperation: ReadonlyArray<readonly [string, Operation]> = [
   ["ClientStore.find", ClientStore.use((store) => store.find("wgc_app"))],
   [
     "ClientStore.save",
-    ClientStore.use((store) => store.save({ clientId: "wgc_app", secretHash: "ab", providers: {}, testMode: true }))
+    ClientStore.use((store) => store.save({ clientId: "wgc_app", secretHash: "ab", providers: [], testMode: true }))
   ],
   ["ClientStore.remove", ClientStore.use((store) => store.remove("wgc_app"))],
   [
@@ -206,7 +207,7 @@ describe("RedisStores when Redis fails", () => {
       await intruder.quit()
     })
     // Well-formed JSON of the wrong shape, and values that break the ports' schemas.
-    await intruder.set("walletgate:{app:wgc_app}", JSON.stringify({ clientId: "wgc_app", providers: {} }))
+    await intruder.set("walletgate:{app:wgc_app}", JSON.stringify({ clientId: "wgc_app", providers: [] }))
     await intruder.hset("walletgate:{apikeys}", "k:key000000001", JSON.stringify({ id: "key000000001", mode: "root" }))
     await intruder.hset("walletgate:{apikeys}", "k:key000000002", "{}", "u:key000000003", "soon")
     await intruder.set(
@@ -399,12 +400,13 @@ describe("a payout on Redis when Redis stops answering just after the broadcast"
     cleanups.push(() => local.stop())
     const proxy = await startRpcProxy(local.anvil.rpcUrl)
     cleanups.push(() => proxy.stop())
-    const owner = privateKeyToAccount(deriveOwnerKey(MASTER, "automation:redis-faults")).address
+    const identity = automationIdentity("redis-faults")
+    const owner = privateKeyToAccount(deriveOwnerKey(MASTER, identity)).address
     const account = await predictAccountAddress(
       local.publicClient,
       local.contracts.walletFactory,
       owner,
-      automationSalt("redis-faults")
+      accountSalt(identity)
     )
     await local.setBalance(account, parseEther("1"))
     await storesOn(server).runPromise(

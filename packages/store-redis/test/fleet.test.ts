@@ -1,5 +1,6 @@
 import { generateKeyPairSync } from "node:crypto"
 import {
+  accountSalt,
   anvilDevKey,
   ClientStore,
   deriveOwnerKey,
@@ -10,7 +11,8 @@ import {
   type OtpPolicyOptions,
   predictAccountAddress,
   SigningKeys,
-  startLocalNetwork
+  startLocalNetwork,
+  testUserIdentity
 } from "@walletgate/core"
 import { SmsOutbox } from "@walletgate/core/testing"
 import { RedisStores } from "@walletgate/redis"
@@ -176,7 +178,7 @@ describe("two gateways on one Redis and one chain", () => {
           store.save({
             clientId: client.clientId,
             secretHash: hashClientSecret(client.clientSecret),
-            providers: { phone: { kind: "phone" } },
+            providers: ["phone"],
             testMode: true
           })
         )
@@ -210,11 +212,13 @@ describe("two gateways on one Redis and one chain", () => {
     const bearer = `Bearer ${((await granted.json()) as { access_token: string }).access_token}`
 
     const userId = "phone:00000000-0000-4000-8000-0000000000f1"
+    // Blank auth: the app's own test user of that name.
+    const identity = testUserIdentity(client.clientId, userId)
     const wallet = await predictAccountAddress(
       chain.publicClient,
       chain.contracts.walletFactory,
-      privateKeyToAccount(deriveOwnerKey(masterSecret, userId)).address,
-      keccak256(toHex(userId))
+      privateKeyToAccount(deriveOwnerKey(masterSecret, identity)).address,
+      accountSalt(identity)
     )
     await fetch(chain.anvil.rpcUrl, {
       method: "POST",

@@ -127,7 +127,7 @@ describe("the Redis key layout", () => {
     const app = {
       clientId: "wgc_layout",
       secretHash: HASH,
-      providers: { phone: { kind: "phone" } },
+      providers: ["phone"],
       testMode: true
     } as const
     await stores.runPromise(ClientStore.use((store) => store.save(app)))

@@ -6,9 +6,17 @@ import * as Layer from "effect/Layer"
 import { createRemoteJWKSet, type JWTVerifyGetKey, jwtVerify } from "jose"
 import { SecureRandom } from "../random/SecureRandom"
 import type { StoreUnavailable } from "../state/errors"
-import type { App, ProviderVerification } from "./apps"
+import { type App, isGranted, unregisteredGrants } from "./apps"
 import { ClientStore } from "./ClientStore"
-import { Forbidden, IdentityProviderUnavailable, InvalidAuth, OAuthError, TokenRejected } from "./errors"
+import {
+  Forbidden,
+  IdentityProviderUnavailable,
+  InvalidAuth,
+  OAuthError,
+  TokenRejected,
+  UnknownIdentityProvider
+} from "./errors"
+import { type IdentityProvider, IdentityProviders } from "./IdentityProviders"
 import { CLOCK_TOLERANCE_SECONDS, joseReason, SigningKeys } from "./SigningKeys"
 import { USER_TOKEN_AUDIENCE, USER_TOKEN_TYPE } from "./tokens"
 
@@ -38,7 +46,7 @@ export const hashClientSecret = (secret: string): string => createHash("sha256")
 
 /**
  * Apps and their users: the client-credentials grant, Bearer access tokens, and verification of the
- * user's `auth` for one of the app's identity providers (DESIGN §4).
+ * user's `auth` for one of the identity providers the app is granted (DESIGN §4).
  */
 export class AppAuth extends Context.Service<
   AppAuth,
@@ -49,7 +57,10 @@ export class AppAuth extends Context.Service<
     ) => Effect.Effect<{ readonly accessToken: string; readonly expiresIn: number }, OAuthError | StoreUnavailable>
     /** The app behind an `Authorization: Bearer …` header. */
     readonly authenticate: (authorization: string | undefined) => Effect.Effect<App, TokenRejected | StoreUnavailable>
-    /** Verifies `auth` for the app's `provider` and returns its subject (the `<user_id>` of `userId`). */
+    /**
+     * Verifies `auth` with the registered verifier of `provider`, which the app must be granted, and returns
+     * the user's id there (the `<user_id>` of `userId`: the issuer's subject claim).
+     */
     readonly verifyUser: (
       app: App,
       provider: string,
@@ -57,13 +68,14 @@ export class AppAuth extends Context.Service<
     ) => Effect.Effect<string, InvalidAuth | Forbidden | IdentityProviderUnavailable>
   }
 >()("@walletgate/core/AppAuth") {
-  /** The service over `ClientStore` and `SigningKeys`. */
+  /** The service over `ClientStore`, `SigningKeys` and `IdentityProviders`. */
   static readonly layer = (options: AppAuthOptions = {}) =>
     Layer.effect(
       AppAuth,
       Effect.gen(function* () {
         const clients = yield* ClientStore
         const keys = yield* SigningKeys
+        const registry = yield* IdentityProviders
         const ttl = options.accessTokenTtlSeconds ?? 3600
         const timeoutDuration = options.jwksTimeoutMs ?? 3000
         const remoteKeySets = new Map<string, JWTVerifyGetKey>()
@@ -112,16 +124,12 @@ export class AppAuth extends Context.Service<
           return app
         })
 
-        const verifyWith = Effect.fnUntraced(function* (
-          provider: string,
-          verification: ProviderVerification,
-          auth: string
-        ) {
+        const verifyWith = Effect.fnUntraced(function* (verification: IdentityProvider, auth: string) {
           if (verification.kind === "phone") {
             const claims = yield* keys
               .verify(auth, { audience: USER_TOKEN_AUDIENCE, type: USER_TOKEN_TYPE })
               .pipe(Effect.mapError((error) => new InvalidAuth({ reason: error.reason })))
-            return claims.sub ?? ""
+            return claims.sub
           }
           const now = yield* Clock.currentTimeMillis
           const { payload } = yield* Effect.tryPromise({
@@ -138,20 +146,22 @@ export class AppAuth extends Context.Service<
               const reason = joseReason(error)
               // A key set that cannot be fetched is the provider's outage, not the user's bad token.
               return reason === "ERR_JWKS_TIMEOUT" || !hasJoseCode(error)
-                ? new IdentityProviderUnavailable({ provider })
+                ? new IdentityProviderUnavailable({ provider: verification.name })
                 : new InvalidAuth({ reason })
             }
           })
-          return payload.sub ?? ""
+          return Object.hasOwn(payload, verification.subjectClaim) ? payload[verification.subjectClaim] : undefined
         })
 
         const verifyUser = Effect.fnUntraced(function* (app: App, provider: string, auth: string) {
-          const verification = app.providers[provider]
+          const verification = isGranted(app, provider) ? registry.find(provider) : undefined
           if (verification === undefined) {
             return yield* new Forbidden({ reason: `this app may not use the identity provider "${provider}"` })
           }
-          const subject = yield* verifyWith(provider, verification, auth)
-          if (subject === "") return yield* new InvalidAuth({ reason: "the token has no subject" })
+          const subject = yield* verifyWith(verification, auth)
+          if (typeof subject !== "string" || subject === "") {
+            return yield* new InvalidAuth({ reason: "the token has no subject" })
+          }
           return subject
         })
 
@@ -169,11 +179,16 @@ export interface AppCredentials {
   readonly clientSecret: string
 }
 
-/** Registers an app with the given providers; returns its credentials (the secret only this once). */
+/**
+ * Registers an app granted the named identity providers; returns its credentials (the secret only this
+ * once). Fails with `UnknownIdentityProvider` for a name the deployment has not registered.
+ */
 export const registerApp = Effect.fnUntraced(function* (options: {
-  readonly providers: App["providers"]
+  readonly providers: ReadonlyArray<string>
   readonly testMode?: boolean
 }) {
+  const unknown = unregisteredGrants(yield* IdentityProviders, options.providers)
+  if (unknown.length > 0) return yield* new UnknownIdentityProvider({ providers: unknown })
   const random = yield* SecureRandom
   const clients = yield* ClientStore
   const clientId = `wgc_${Buffer.from(yield* random.bytes(12)).toString("hex")}`
@@ -181,7 +196,7 @@ export const registerApp = Effect.fnUntraced(function* (options: {
   yield* clients.save({
     clientId,
     secretHash: hashClientSecret(clientSecret),
-    providers: options.providers,
+    providers: [...new Set(options.providers)],
     testMode: options.testMode ?? false
   })
   return { clientId, clientSecret } satisfies AppCredentials

@@ -1,36 +1,27 @@
 import * as Schema from "effect/Schema"
-
-/** How one identity provider's `auth` tokens are verified for an app. */
-export const ProviderVerification = Schema.Union([
-  /** The native phone sign-in: the user JWT that verifyOTP issues; its `sub` is the user id. */
-  Schema.Struct({ kind: Schema.Literal("phone") }),
-  /** An external issuer: a JWT verified against its JWKS, issuer and audience, with pinned algorithms. */
-  Schema.Struct({
-    kind: Schema.Literal("jwks"),
-    jwksUrl: Schema.String,
-    issuer: Schema.String,
-    audience: Schema.String,
-    /** The algorithms accepted; never taken from the token. */
-    algorithms: Schema.Array(Schema.Literals(["RS256", "PS256", "ES256", "ES384", "EdDSA"]))
-  })
-])
-/** How one identity provider's `auth` tokens are verified for an app. */
-export type ProviderVerification = typeof ProviderVerification.Type
-
-/** A provider name: the `<provider>` of `userId`, chosen by the app. */
-export const ProviderName = Schema.String.check(
-  Schema.isPattern(/^[a-z0-9][a-z0-9_-]{0,31}$/, { message: "Expected 1-32 of a-z, 0-9, _ and -" })
-)
+import { type IdentityProviders, ProviderName } from "./IdentityProviders"
 
 /** An app (API client) as registered by the operators. */
 export const App = Schema.Struct({
   clientId: Schema.String,
   /** SHA-256 (hex) of the client secret; the secret itself is never stored. */
   secretHash: Schema.String,
-  /** The identity providers the app may use, by provider name. */
-  providers: Schema.Record(ProviderName, ProviderVerification),
-  /** A test-mode app may send blank `auth` on test networks. */
+  /**
+   * The identity providers the app is granted, by name. The names are registered deployment-wide in
+   * `IdentityProviders`; an app never defines how a provider is verified.
+   */
+  providers: Schema.Array(ProviderName),
+  /** A test-mode app may send blank `auth` on test networks (its users are then test users of its own). */
   testMode: Schema.Boolean
 })
 /** An app (API client) as registered by the operators. */
 export type App = typeof App.Type
+
+/** Whether `app` is granted the provider `name` (an own element of its grants: `constructor` is not one). */
+export const isGranted = (app: App, name: string): boolean => app.providers.includes(name)
+
+/** The names `providers` grants that are not registered in `registry`. */
+export const unregisteredGrants = (
+  registry: IdentityProviders["Service"],
+  providers: ReadonlyArray<string>
+): ReadonlyArray<string> => providers.filter((name) => registry.find(name) === undefined)

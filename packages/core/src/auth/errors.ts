@@ -32,3 +32,8 @@ export class IdentityProviderUnavailable extends Schema.TaggedError<IdentityProv
   "IdentityProviderUnavailable",
   { provider: Schema.String }
 ) {}
+
+/** An app would be granted a provider name the deployment has not registered (`registerApp`). */
+export class UnknownIdentityProvider extends Schema.TaggedError<UnknownIdentityProvider>()("UnknownIdentityProvider", {
+  providers: Schema.Array(Schema.String)
+}) {}

@@ -1,10 +1,11 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { getAddress, type Hex, keccak256, toHex } from "viem"
+import { getAddress, type Hex } from "viem"
 import { AppAuth } from "../auth/AppAuth"
-import type { App } from "../auth/apps"
+import { type App, isGranted } from "../auth/apps"
 import { Forbidden, type IdentityProviderUnavailable, InvalidAuth } from "../auth/errors"
+import { IdentityProviders } from "../auth/IdentityProviders"
 import { BatchRelay } from "../chain/BatchRelay"
 import { type ChainUnavailable, type Network, Networks } from "../chain/networks"
 import { InvalidRequest } from "../http/errors"
@@ -12,6 +13,7 @@ import type { StoreUnavailable } from "../state/errors"
 import type { IdempotencyInFlight } from "../state/IdempotencyStore"
 import { TransactionLog, type TxRecord } from "../state/TransactionLog"
 import { type CallReverted, TxNotFound, UnsupportedChain } from "./errors"
+import { accountSalt, testUserIdentity, userWalletIdentity } from "./identity"
 import { KeyVault } from "./KeyVault"
 import type { KernelTxRequest, KernelTxResponse } from "./schemas"
 
@@ -20,9 +22,6 @@ export interface KernelOptions {
   /** Most calls in one batch; default 16. */
   readonly maxCalls?: number
 }
-
-/** The CREATE2 salt of a user's wallet: keccak256 of its userId, so one userId has one wallet per network. */
-export const walletSalt = (userId: string): Hex => keccak256(toHex(userId))
 
 /** The answer shape of a kernel transaction record. */
 export const kernelTxView = (record: TxRecord): KernelTxResponse => ({
@@ -66,7 +65,7 @@ export class Kernel extends Context.Service<
     ) => Effect.Effect<KernelTxResponse, TxNotFound | ChainUnavailable | StoreUnavailable>
   }
 >()("@walletgate/core/Kernel") {
-  /** The service over `Networks`, `KeyVault`, `BatchRelay`, `TransactionLog` and `AppAuth`. */
+  /** The service over `Networks`, `KeyVault`, `BatchRelay`, `TransactionLog`, `AppAuth` and `IdentityProviders`. */
   static readonly layer = (options: KernelOptions = {}) =>
     Layer.effect(
       Kernel,
@@ -76,24 +75,30 @@ export class Kernel extends Context.Service<
         const relay = yield* BatchRelay
         const log = yield* TransactionLog
         const appAuth = yield* AppAuth
+        const providers = yield* IdentityProviders
         const maxCalls = options.maxCalls ?? 16
 
-        /** The user must be the app's to act for (DESIGN §4). */
+        /**
+         * Whose wallet the request may act on (DESIGN §4): the user the granted provider's verifier proves, or,
+         * with blank `auth` (a test-mode app on a test network only), the app's own test user of that name,
+         * which is never a real user's wallet.
+         */
         const authorise = Effect.fnUntraced(function* (app: App, userId: string, auth: string, network: Network) {
           const colon = userId.indexOf(":")
           const provider = userId.slice(0, colon)
           const subject = userId.slice(colon + 1)
-          if (app.providers[provider] === undefined) {
+          if (!isGranted(app, provider) || providers.find(provider) === undefined) {
             return yield* new Forbidden({ reason: `this app may not use the identity provider "${provider}"` })
           }
           if (auth.trim() === "") {
-            if (app.testMode && network.testnet) return
+            if (app.testMode && network.testnet) return testUserIdentity(app.clientId, userId)
             return yield* new InvalidAuth({
               reason: "auth is required (blank only for test-mode apps on test networks)"
             })
           }
           const verified = yield* appAuth.verifyUser(app, provider, auth)
           if (verified !== subject) return yield* new Forbidden({ reason: "auth proves another user" })
+          return userWalletIdentity(provider, subject)
         })
 
         const send = Effect.fn("Kernel.send")(function* (app: App, request: KernelTxRequest) {
@@ -109,18 +114,18 @@ export class Kernel extends Context.Service<
           if (problems.length > 0) return yield* new InvalidRequest({ errors: problems })
           const network = networks.resolve(request.chain)
           if (network === undefined) return yield* new UnsupportedChain({ chain: request.chain })
-          yield* authorise(app, request.userId, request.auth ?? "", network)
+          const identity = yield* authorise(app, request.userId, request.auth ?? "", network)
 
           const calls = to.map((address, index) => ({
             to: getAddress(address),
             value: BigInt(value[index] ?? "0"),
             data: normaliseHex(data[index] ?? "")
           }))
-          const owner = yield* vault.owner(request.userId)
+          const owner = yield* vault.owner(identity)
           const record = yield* relay.submit({
             network,
             owner,
-            salt: walletSalt(request.userId),
+            salt: accountSalt(identity),
             prepare: () =>
               Effect.succeed({
                 calls,

@@ -3,9 +3,12 @@ import { ChainParam } from "../chain/networks"
 import { AddressString, HexBytes, Uint256String } from "../chain/schemas"
 import { TxStatus } from "../state/TransactionLog"
 
-/** `<provider>:<user_id>`: the provider name the app chose, and the user's id at that provider. */
+/**
+ * `<provider>:<user_id>`: a provider name the app is granted, and the user's id at that provider (at most 256
+ * code points, no white space, no lone surrogate: those have no UTF-8 form).
+ */
 export const UserIdParam = Schema.String.check(
-  Schema.isPattern(/^[a-z0-9][a-z0-9_-]{0,31}:[^\s:][^\s]{0,255}$/, {
+  Schema.isPattern(/^[a-z0-9][a-z0-9_-]{0,31}:[^\s:\p{Cs}][^\s\p{Cs}]{0,255}$/u, {
     message: "Expected <provider>:<user_id>, e.g. phone:5c0f…"
   })
 )

@@ -9,12 +9,13 @@ import type { BatchCall } from "../chain/contracts"
 import { type ChainUnavailable, type Network, Networks, rpc } from "../chain/networks"
 import { InvalidRequest } from "../http/errors"
 import type { CallReverted } from "../kernel/errors"
+import { accountSalt, automationIdentity } from "../kernel/identity"
 import { KeyVault } from "../kernel/KeyVault"
 import type { StoreUnavailable } from "../state/errors"
 import type { IdempotencyInFlight } from "../state/IdempotencyStore"
 import { TransactionLog, type TxRecord } from "../state/TransactionLog"
 import type { ApiKeyRecord } from "./ApiKeys"
-import { AutomationAccounts, automationSalt, NATIVE_ASSET, type PayoutPlan } from "./accounts"
+import { AutomationAccounts, NATIVE_ASSET, type PayoutPlan } from "./accounts"
 import {
   AccountNotFound,
   InsufficientBalance,
@@ -170,11 +171,12 @@ export class Payouts extends Context.Service<
         const explicit = checkExplicit(request)
         if (explicit._tag === "Invalid") return yield* explicit.error
         if (explicit._tag === "Plan" && account.plan === undefined) return yield* new NoPayoutPlan()
-        const owner = yield* vault.owner(`automation:${account.accountKey}`)
+        const identity = automationIdentity(account.accountKey)
+        const owner = yield* vault.owner(identity)
         const record = yield* relay.submit({
           network,
           owner,
-          salt: automationSalt(account.accountKey),
+          salt: accountSalt(identity),
           // Under the account's lock: balances read here cannot change before the batch runs.
           prepare: (accountAddress) =>
             Effect.gen(function* () {

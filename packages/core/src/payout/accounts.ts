@@ -2,11 +2,12 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import { type Hex, keccak256, toHex, zeroAddress } from "viem"
+import { zeroAddress } from "viem"
 import { BatchRelay } from "../chain/BatchRelay"
 import { Networks } from "../chain/networks"
 import { AddressString, Uint256String } from "../chain/schemas"
 import { UnsupportedChain } from "../kernel/errors"
+import { accountSalt, automationIdentity } from "../kernel/identity"
 import { KeyVault } from "../kernel/KeyVault"
 import type { StoreUnavailable } from "../state/errors"
 
@@ -43,7 +44,7 @@ export interface AutomationAccount {
   readonly address: string
   /** The network slug. */
   readonly network: string
-  /** Names the account to the `KeyVault` (its owner key) and salts its CREATE2 address. */
+  /** The account's name: its identity is `automationIdentity(accountKey)`, its own key domain (owner key, salt). */
   readonly accountKey: string
   readonly plan?: PayoutPlan
 }
@@ -71,9 +72,6 @@ export class AutomationAccounts extends Context.Service<
     })
 }
 
-/** The CREATE2 salt of an automation account. */
-export const automationSalt = (accountKey: string): Hex => keccak256(toHex(`automation:${accountKey}`))
-
 /**
  * Registers an automation account on `network` named `accountKey` (its owner key comes from the
  * `KeyVault`), with an optional payout plan; returns it with its counterfactual address, where funds
@@ -86,8 +84,9 @@ export const registerAutomationAccount = Effect.fnUntraced(function* (options: {
 }) {
   const network = (yield* Networks).resolve(options.network)
   if (network === undefined) return yield* new UnsupportedChain({ chain: options.network })
-  const owner = yield* (yield* KeyVault).owner(`automation:${options.accountKey}`)
-  const address = yield* (yield* BatchRelay).accountAddress(network, owner.address, automationSalt(options.accountKey))
+  const identity = automationIdentity(options.accountKey)
+  const owner = yield* (yield* KeyVault).owner(identity)
+  const address = yield* (yield* BatchRelay).accountAddress(network, owner.address, accountSalt(identity))
   const account: AutomationAccount = {
     address,
     network: network.slug,

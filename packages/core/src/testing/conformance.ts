@@ -105,7 +105,7 @@ export const makeConformanceGateway = (): Gateway =>
           {
             clientId: CONFORMANCE_CLIENT.clientId,
             secretHash: hashClientSecret(CONFORMANCE_CLIENT.clientSecret),
-            providers: { phone: { kind: "phone" } },
+            providers: ["phone"],
             testMode: true
           }
         ],

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from "vitest"
 
 const gateway = makeGateway({
   ports: embeddedPorts({
-    apps: [{ clientId: "app-1", secretHash: hashClientSecret("s3cret:/+ é"), providers: {}, testMode: false }]
+    apps: [{ clientId: "app-1", secretHash: hashClientSecret("s3cret:/+ é"), providers: [], testMode: false }]
   }),
   loggers: []
 })

@@ -1,52 +1,24 @@
-import { createServer, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
 import { hashClientSecret } from "@walletgate/core"
-import { exportJWK, generateKeyPair, type JWK, SignJWT } from "jose"
+import { generateKeyPair } from "jose"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshAddress, OTHER_PHONE, startKernelFixture } from "./fixture"
+import { type Issuer, startIssuer } from "./issuer"
 
 type Fixture = Awaited<ReturnType<typeof startKernelFixture>>
 
-/** An external identity provider: a JWKS served over local HTTP and a key to sign its tokens. */
-const startIssuer = async () => {
-  const { privateKey, publicKey } = await generateKeyPair("RS256")
-  const jwk: JWK = { ...(await exportJWK(publicKey)), kid: "k1", alg: "RS256", use: "sig" }
-  let up = true
-  const server: Server = createServer((_req, res) => {
-    if (!up) {
-      res.socket?.destroy()
-      return
-    }
-    res.writeHead(200, { "content-type": "application/json" })
-    res.end(JSON.stringify({ keys: [jwk] }))
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const jwksUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`
-  const sign = (
-    subject: string,
-    options: { expiresIn?: string | number; key?: CryptoKey; alg?: string; issuer?: string } = {}
-  ) =>
-    new SignJWT({})
-      .setProtectedHeader({ alg: options.alg ?? "RS256", kid: "k1" })
-      .setIssuer(options.issuer ?? "https://id.example.com")
-      .setAudience("walletgate-app")
-      .setSubject(subject)
-      .setIssuedAt()
-      .setExpirationTime(options.expiresIn ?? "5m")
-      .sign(options.key ?? privateKey)
-  return {
-    jwksUrl,
-    sign,
-    setUp: (value: boolean) => {
-      up = value
-    },
-    stop: () => new Promise<void>((resolve) => server.close(() => resolve()))
-  }
-}
+/** The registration of `issuer` as the provider `name`. */
+const registered = (name: string, issuer: Issuer, extra: { readonly subjectClaim?: string } = {}) => ({
+  name,
+  jwksUrl: issuer.jwksUrl,
+  issuer: issuer.issuer,
+  audience: issuer.audience,
+  algorithms: ["RS256" as const],
+  ...extra
+})
 
 describe("kernel authorisation", () => {
   let f: Fixture
-  let issuer: Awaited<ReturnType<typeof startIssuer>>
+  let issuer: Issuer
   let bearer: Record<string, string>
   const tx = (userId: string, auth: string, chain = "anvil") => ({
     userId,
@@ -61,23 +33,9 @@ describe("kernel authorisation", () => {
   beforeAll(async () => {
     issuer = await startIssuer()
     f = await startKernelFixture({
-      providers: {
-        ext: {
-          kind: "jwks",
-          jwksUrl: issuer.jwksUrl,
-          issuer: "https://id.example.com",
-          audience: "walletgate-app",
-          algorithms: ["RS256"]
-        }
-      },
-      apps: [
-        {
-          clientId: "wgc_live",
-          secretHash: hashClientSecret("wgs_live"),
-          providers: { phone: { kind: "phone" } },
-          testMode: false
-        }
-      ]
+      identityProviders: [registered("ext", issuer), registered("ext-uid", issuer, { subjectClaim: "uid" })],
+      grants: ["ext", "ext-uid"],
+      apps: [{ clientId: "wgc_live", secretHash: hashClientSecret("wgs_live"), providers: ["phone"], testMode: false }]
     })
     bearer = { authorization: `Bearer ${await f.accessToken()}` }
   })
@@ -130,6 +88,18 @@ describe("kernel authorisation", () => {
     expect(other.status).toBe(403)
   })
 
+  it("reads the user's id from the claim the provider is registered with", async () => {
+    const token = (claims?: Record<string, unknown>) => issuer.sign("sub-1", claims === undefined ? {} : { claims })
+    expect((await send(tx("ext-uid:u-9", await token({ uid: "u-9" })))).status).toBe(200)
+    // The sub is not the id for this provider, and a missing or non-string claim is no id at all.
+    expect((await send(tx("ext-uid:sub-1", await token({ uid: "u-9" })))).status).toBe(403)
+    for (const claims of [undefined, { uid: 9 }, { uid: "" }]) {
+      const answer = await send(tx("ext-uid:u-9", await token(claims)))
+      expect(answer.status).toBe(401)
+      expect(answer.body.code).toBe("invalid_auth")
+    }
+  })
+
   it("refuses a token of another provider", async () => {
     const user = await f.phoneUser()
     // A phone JWT presented for the external provider, and an external token for the phone provider.
@@ -156,15 +126,10 @@ describe("kernel authorisation", () => {
 
   it("answers 503 when the external key set cannot be fetched", async () => {
     const fresh = await startKernelFixture({
-      providers: {
-        down: {
-          kind: "jwks",
-          jwksUrl: "http://127.0.0.1:9/jwks.json",
-          issuer: "x",
-          audience: "y",
-          algorithms: ["RS256"]
-        }
-      }
+      identityProviders: [
+        { name: "down", jwksUrl: "http://127.0.0.1:9/jwks.json", issuer: "x", audience: "y", algorithms: ["RS256"] }
+      ],
+      grants: ["down"]
     })
     try {
       const answer = await fresh.call("POST", "/v1/kernel/tx", tx("down:u1", await issuer.sign("u1")), {

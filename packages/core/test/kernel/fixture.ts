@@ -1,11 +1,15 @@
 import {
+  type AccountIdentity,
   type ApiKeyRecord,
   type App,
   type AutomationAccount,
+  accountSalt,
   anvilMnemonic,
-  automationSalt,
+  automationIdentity,
+  ClientStore,
   deployTestToken,
   deriveOwnerKey,
+  type ExternalIssuerConfig,
   embeddedPorts,
   type Gateway,
   hashClientSecret,
@@ -14,7 +18,8 @@ import {
   type PayoutPlan,
   predictAccountAddress,
   startLocalNetwork,
-  testTokenArtifact
+  testTokenArtifact,
+  userWalletIdentity
 } from "@walletgate/core"
 import type { Logger } from "effect"
 import { Layer } from "effect"
@@ -36,11 +41,16 @@ export const TEST_PHONE = "+15005550006"
 export const OTHER_PHONE = "+15005550007"
 export const TEST_CODE = "123456"
 
-/** A gateway on a fresh anvil with one app, plus helpers to call it and read the chain. */
+/** A gateway on a fresh anvil with one app (test mode, granted `phone`), plus helpers to call it and read the chain. */
 export const startKernelFixture = async (
   extra: {
-    readonly providers?: App["providers"]
+    /** The deployment's external identity providers. */
+    readonly identityProviders?: ReadonlyArray<ExternalIssuerConfig>
+    /** Providers granted to the fixture's app besides `phone`. */
+    readonly grants?: ReadonlyArray<string>
     readonly apps?: ReadonlyArray<App>
+    /** Apps put straight into the store, past the registration checks (as a stale or hand-edited record would be). */
+    readonly storedApps?: ReadonlyArray<App>
     readonly relayerLowBalanceWei?: bigint
     /** API keys to register, given the automation accounts. */
     readonly apiKeys?: (accounts: ReadonlyArray<AutomationAccount>) => ReadonlyArray<ApiKeyRecord>
@@ -65,15 +75,17 @@ export const startKernelFixture = async (
     account: mnemonicToAccount(anvilMnemonic, { addressIndex: 3 })
   })
   const token = await deployTestToken(funder, publicClient, { name: "Test USD", symbol: "TUSD", decimals: 6 })
-  const automationAccounts: Array<AutomationAccount> = []
-  for (const wanted of extra.automation?.(token) ?? []) {
-    const owner = privateKeyToAccount(deriveOwnerKey(MASTER_SECRET, `automation:${wanted.accountKey}`)).address
-    const address = await predictAccountAddress(
+  /** The address of `identity`'s account, before or after deployment. */
+  const walletOf = (identity: AccountIdentity): Promise<Address> =>
+    predictAccountAddress(
       publicClient,
       local.contracts.walletFactory,
-      owner,
-      automationSalt(wanted.accountKey)
+      privateKeyToAccount(deriveOwnerKey(MASTER_SECRET, identity)).address,
+      accountSalt(identity)
     )
+  const automationAccounts: Array<AutomationAccount> = []
+  for (const wanted of extra.automation?.(token) ?? []) {
+    const address = await walletOf(automationIdentity(wanted.accountKey))
     automationAccounts.push({
       address,
       network: wanted.network ?? "anvil",
@@ -81,28 +93,31 @@ export const startKernelFixture = async (
       ...(wanted.plan === undefined ? {} : { plan: wanted.plan })
     })
   }
+  const apps: ReadonlyArray<App> = [
+    {
+      clientId: CLIENT.clientId,
+      secretHash: hashClientSecret(CLIENT.clientSecret),
+      providers: ["phone", ...(extra.grants ?? [])],
+      testMode: true
+    },
+    ...(extra.apps ?? [])
+  ]
   const gateway: Gateway = makeGateway({
     ports: Layer.mergeAll(
       embeddedPorts({
         masterSecret: MASTER_SECRET,
         otp: { testPhones: { [TEST_PHONE]: TEST_CODE, [OTHER_PHONE]: TEST_CODE } },
+        identityProviders: extra.identityProviders ?? [],
         networks: [local.network, { ...local.network, slug: "live" }].map((network, index) => ({
           ...network,
           testnet: index === 0,
           ...(extra.relayerLowBalanceWei === undefined ? {} : { relayerLowBalanceWei: extra.relayerLowBalanceWei })
         })),
-        apps: [
-          {
-            clientId: CLIENT.clientId,
-            secretHash: hashClientSecret(CLIENT.clientSecret),
-            providers: { phone: { kind: "phone" }, ...extra.providers },
-            testMode: true
-          },
-          ...(extra.apps ?? [])
-        ],
+        apps,
         apiKeys: extra.apiKeys?.(automationAccounts) ?? [],
         automationAccounts
-      })
+      }),
+      ...(extra.storedApps === undefined ? [] : [ClientStore.memory([...apps, ...extra.storedApps])])
     ),
     ...(process.env.KERNEL_DEBUG === undefined ? { loggers: extra.loggers ?? [] } : {})
   })
@@ -128,22 +143,17 @@ export const startKernelFixture = async (
     return String(granted.body.access_token)
   }
 
-  /** Signs in the test phone and returns `phone:<user id>` and its JWT. */
+  /** Signs in the test phone and returns `phone:<user id>`, its JWT and its wallet's identity. */
   const phoneUser = async (phone = TEST_PHONE) => {
     await call("POST", "/functions/v1/signInWithOTP", { phone })
     const verified = await call("POST", "/functions/v1/verifyOTP", { phone, token: TEST_CODE })
     const user = verified.body.user as { id: string }
-    return { userId: `phone:${user.id}`, jwt: String(verified.body.access_token) }
+    return {
+      userId: `phone:${user.id}`,
+      jwt: String(verified.body.access_token),
+      identity: userWalletIdentity("phone", user.id)
+    }
   }
-
-  /** The wallet address of `userId`, before or after deployment. */
-  const walletOf = (userId: string): Promise<Address> =>
-    predictAccountAddress(
-      publicClient,
-      local.contracts.walletFactory,
-      privateKeyToAccount(deriveOwnerKey(MASTER_SECRET, userId)).address,
-      keccak256(toHex(userId))
-    )
 
   const fund = async (address: Address, wei: bigint, tokens = 0n) => {
     await publicClient.waitForTransactionReceipt({ hash: await funder.sendTransaction({ to: address, value: wei }) })

@@ -1,14 +1,14 @@
-import { testTokenArtifact } from "@walletgate/core"
+import { testTokenArtifact, testUserIdentity } from "@walletgate/core"
 import { encodeFunctionData, parseEther } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { freshAddress, startKernelFixture } from "./fixture"
+import { CLIENT, freshAddress, startKernelFixture } from "./fixture"
 
 type Fixture = Awaited<ReturnType<typeof startKernelFixture>>
 
 describe("POST /v1/kernel/tx on a real anvil", () => {
   let f: Fixture
   let bearer: Record<string, string>
-  let user: { userId: string; jwt: string }
+  let user: Awaited<ReturnType<Fixture["phoneUser"]>>
   beforeAll(async () => {
     f = await startKernelFixture()
     bearer = { authorization: `Bearer ${await f.accessToken()}` }
@@ -22,7 +22,7 @@ describe("POST /v1/kernel/tx on a real anvil", () => {
     encodeFunctionData({ abi: testTokenArtifact.abi, functionName: "transfer", args: [to as `0x${string}`, amount] })
 
   it("runs an ETH transfer and an ERC-20 transfer atomically from the user's new wallet", async () => {
-    const wallet = await f.walletOf(user.userId)
+    const wallet = await f.walletOf(user.identity)
     await f.fund(wallet, parseEther("1"), 5_000_000n)
     const alice = freshAddress()
     const bob = freshAddress()
@@ -61,7 +61,7 @@ describe("POST /v1/kernel/tx on a real anvil", () => {
   })
 
   it("refuses a batch whose second call reverts, with its index and reason, and changes nothing", async () => {
-    const wallet = await f.walletOf(user.userId)
+    const wallet = await f.walletOf(user.identity)
     const before = { eth: await f.publicClient.getBalance({ address: wallet }), tokens: await f.tokenBalance(wallet) }
     const alice = freshAddress()
     const refused = await f.call(
@@ -86,12 +86,13 @@ describe("POST /v1/kernel/tx on a real anvil", () => {
   })
 
   it("lands 20 concurrent batches of one user and 20 of 20 users, without a nonce error", async () => {
-    const wallet = await f.walletOf(user.userId)
+    const wallet = await f.walletOf(user.identity)
     await f.fund(wallet, parseEther("1"))
     const others: Array<string> = []
     for (let i = 0; i < 20; i++) {
       const userId = `phone:00000000-0000-4000-8000-0000000000${String(i).padStart(2, "0")}`
-      await f.fund(await f.walletOf(userId), parseEther("0.01"))
+      // Blank auth reaches the app's own test user of that name, never the real user's wallet.
+      await f.fund(await f.walletOf(testUserIdentity(CLIENT.clientId, userId)), parseEther("0.01"))
       others.push(userId)
     }
     const recipient = freshAddress()

@@ -1,6 +1,7 @@
 import {
   AccountLocks,
-  automationSalt,
+  accountSalt,
+  automationIdentity,
   BatchRelay,
   deriveOwnerKey,
   embeddedPorts,
@@ -126,6 +127,7 @@ describe("faults in the SMS provider and the store", () => {
 
 describe("faults between the gateway and the chain", () => {
   const MASTER = "faults-test-master-secret-0123456789abcdef"
+  const FAULTS = automationIdentity("faults")
   const API_KEY = "wg_test_faults_key_0000000000000000000000000000000000"
   const recipient = "0x000000000000000000000000000000000000bEEF"
   let local: LocalNetwork
@@ -179,13 +181,8 @@ describe("faults between the gateway and the chain", () => {
   beforeAll(async () => {
     local = await startLocalNetwork()
     proxy = await startRpcProxy(local.anvil.rpcUrl)
-    const owner = privateKeyToAccount(deriveOwnerKey(MASTER, "automation:faults")).address
-    account = await predictAccountAddress(
-      local.publicClient,
-      local.contracts.walletFactory,
-      owner,
-      automationSalt("faults")
-    )
+    const owner = privateKeyToAccount(deriveOwnerKey(MASTER, FAULTS)).address
+    account = await predictAccountAddress(local.publicClient, local.contracts.walletFactory, owner, accountSalt(FAULTS))
     await local.setBalance(account, parseEther("1"))
     gateway = makeGateway({
       ports: ports({ rpcTimeoutMs: 300 }),
@@ -336,8 +333,8 @@ describe("faults between the gateway and the chain", () => {
         Effect.flatMap(Effect.service(BatchRelay), (relay) =>
           relay.submit({
             network,
-            owner: privateKeyToAccount(deriveOwnerKey(MASTER, "automation:faults")),
-            salt: automationSalt("faults"),
+            owner: privateKeyToAccount(deriveOwnerKey(MASTER, FAULTS)),
+            salt: accountSalt(FAULTS),
             prepare: () =>
               Effect.succeed({
                 calls: [{ to: recipient, value: 1n, data: "0x" as const }],

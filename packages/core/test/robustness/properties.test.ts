@@ -24,7 +24,7 @@ const gateway = makeGateway({
         {
           clientId: "app",
           secretHash: hashClientSecret("secret"),
-          providers: { phone: { kind: "phone" } },
+          providers: ["phone"],
           testMode: true
         }
       ],

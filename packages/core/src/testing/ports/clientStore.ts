@@ -8,22 +8,13 @@ const digest = (n: number) => n.toString(16).padStart(64, "0")
 const app = (clientId: string, n = 1): App => ({
   clientId,
   secretHash: digest(n),
-  providers: { phone: { kind: "phone" } },
+  providers: ["phone"],
   testMode: n % 2 === 1
 })
-const WITH_JWKS: App = {
+const WITH_GRANTS: App = {
   clientId: "wgc_jwks",
   secretHash: digest(7),
-  providers: {
-    phone: { kind: "phone" },
-    "acme-id_2": {
-      kind: "jwks",
-      jwksUrl: "https://id.acme.example/.well-known/jwks.json",
-      issuer: "https://id.acme.example/",
-      audience: "walletgate",
-      algorithms: ["RS256", "EdDSA"]
-    }
-  },
+  providers: ["phone", "acme-id_2"],
   testMode: false
 }
 
@@ -39,20 +30,20 @@ export const clientStoreContract: ReadonlyArray<PortContractCase<ClientStore>> =
       yield* expectEqual("find", yield* store.find("wgc_unknown"), undefined)
     })
   ),
-  clientCase("finds a saved app exactly as saved, providers included", (store) =>
+  clientCase("finds a saved app exactly as saved, its provider grants included", (store) =>
     Effect.gen(function* () {
       yield* store.save(app("wgc_one"))
-      yield* store.save(WITH_JWKS)
+      yield* store.save(WITH_GRANTS)
       yield* expectEqual("phone only", yield* store.find("wgc_one"), app("wgc_one"))
-      yield* expectEqual("with an external issuer", yield* store.find(WITH_JWKS.clientId), WITH_JWKS)
+      yield* expectEqual("with two grants", yield* store.find(WITH_GRANTS.clientId), WITH_GRANTS)
     })
   ),
   clientCase("replaces an app saved again under its client id", (store) =>
     Effect.gen(function* () {
-      yield* store.save(WITH_JWKS)
-      const replaced = { ...app(WITH_JWKS.clientId, 2), providers: {} }
+      yield* store.save(WITH_GRANTS)
+      const replaced = { ...app(WITH_GRANTS.clientId, 2), providers: [] }
       yield* store.save(replaced)
-      yield* expectEqual("find", yield* store.find(WITH_JWKS.clientId), replaced)
+      yield* expectEqual("find", yield* store.find(WITH_GRANTS.clientId), replaced)
     })
   ),
   clientCase("forgets a removed app, and removes an unknown one harmlessly", (store) =>
