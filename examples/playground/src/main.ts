@@ -14,6 +14,8 @@ import {
   embeddedPorts,
   hashClientSecret,
   hostFromEnv,
+  IdentityProviders,
+  identityProvidersFromEnv,
   makeApiKey,
   makeGateway,
   masterSecretFromEnv,
@@ -46,10 +48,21 @@ const settings = await Effect.runPromise(
       port: yield* portFromEnv,
       host: yield* hostFromEnv,
       masterSecret: yield* masterSecretFromEnv(DEV_MASTER_SECRET),
+      identityProviders: yield* identityProvidersFromEnv,
       redisUrl: yield* Config.option(Config.URL("REDIS_URL"))
     }
   })
 ).catch(fail)
+
+// The deployment's identity providers: `phone`, and any external issuer in WALLETGATE_IDENTITY_PROVIDERS. The
+// demo app is granted every one of them.
+const providerNames = (() => {
+  try {
+    return IdentityProviders.make(settings.identityProviders).all.map((provider) => provider.name)
+  } catch (error) {
+    return fail(error)
+  }
+})()
 
 const chain = await startLocalNetwork()
 
@@ -124,7 +137,7 @@ const demoApp = {
 const demoAppRecord = {
   clientId: demoApp.clientId,
   secretHash: hashClientSecret(demoApp.clientSecret),
-  providers: ["phone"],
+  providers: providerNames,
   testMode: true
 }
 const demoAccount = {
@@ -146,6 +159,7 @@ const gateway = makeGateway({
     embeddedPorts({
       networks: [chain.network],
       masterSecret: settings.masterSecret,
+      identityProviders: settings.identityProviders,
       apps: [demoAppRecord],
       apiKeys: [demoKey.record],
       automationAccounts: [demoAccount],
@@ -183,7 +197,7 @@ const server = app.listen(settings.port, settings.host, () => {
   console.log(`walletgate playground listening on ${base}
 local chain (anvil, chain id ${chain.network.chainId}, network "${chain.network.slug}") at ${chain.anvil.rpcUrl}
 state: ${Option.isSome(settings.redisUrl) ? "Redis (REDIS_URL)" : "in memory (set REDIS_URL to keep it in Redis)"}
-demo app: client_id ${demoApp.clientId} client_secret ${demoApp.clientSecret} (test mode, provider "phone")
+demo app: client_id ${demoApp.clientId} client_secret ${demoApp.clientSecret} (test mode, providers ${providerNames.join(", ")})
 demo automation account ${automationAddress} (1 ETH; plan: 60/40, reserve 0.1 ETH), test API key ${demoKey.key}
 demo dust holder ${dustHolder.account.address} (DUST approved, 4 of it swept; USDX sweepable; NOPR without a price)
 

@@ -139,7 +139,16 @@ describe("the playground (npm start)", () => {
     [{ WALLETGATE_SMS: "twilio", TWILIO_ACCOUNT_SID: "AC1", TWILIO_AUTH_TOKEN: "t" }, "TWILIO_FROM"],
     [{ WALLETGATE_SMS: "webhook", WALLETGATE_SMS_WEBHOOK_URL: "not a url" }, "WALLETGATE_SMS_WEBHOOK_URL"],
     [{ PORT: "70000" }, "PORT"],
-    [{ WALLETGATE_MASTER_SECRET: "short" }, "WALLETGATE_MASTER_SECRET"]
+    [{ WALLETGATE_MASTER_SECRET: "short" }, "WALLETGATE_MASTER_SECRET"],
+    [{ WALLETGATE_IDENTITY_PROVIDERS: "[{" }, "WALLETGATE_IDENTITY_PROVIDERS"],
+    [
+      {
+        WALLETGATE_IDENTITY_PROVIDERS: JSON.stringify([
+          { name: "automation", issuer: "x", audience: "y", jwksUrl: "https://x/j", algorithms: ["RS256"] }
+        ])
+      },
+      '"automation" is reserved by walletgate'
+    ]
   ])("stops at start on invalid configuration %o, naming %s", async (env, variable) => {
     const playground = start(env)
     expect(await playground.exited).toBe(1)

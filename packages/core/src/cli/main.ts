@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // `walletgate keys create|list|revoke`: API keys of the automation interface, for operators.
+// `walletgate providers check <file>`: the identity providers a deployment would register, checked before it starts.
+import { readFileSync } from "node:fs"
 import { parseArgs } from "node:util"
 import * as Effect from "effect/Effect"
+import { IdentityProviders } from "../auth/IdentityProviders"
 import {
   type ApiKeyMode,
   type ApiKeyStore,
@@ -16,6 +19,8 @@ const USAGE = `usage:
   walletgate keys create --network <slug> [--network …] --account <address> [--account …] [--mode live|test]
   walletgate keys list
   walletgate keys revoke <key id>
+  walletgate providers check <file>   (a JSON array of { name, issuer, audience, jwksUrl, algorithms, subjectClaim? },
+                                       as WALLETGATE_IDENTITY_PROVIDERS holds it)
 options:
   --file <path>   the key file (default: $WALLETGATE_KEYS_FILE or ./walletgate-keys.json)`
 
@@ -42,12 +47,32 @@ const { values, positionals } = (() => {
 
 const file = values.file ?? process.env.WALLETGATE_KEYS_FILE ?? "walletgate-keys.json"
 const [group, command, ...rest] = positionals
-if (group !== "keys") fail("unknown command")
+if (group !== "keys" && group !== "providers") fail("unknown command")
 
 const run = <A, E>(effect: Effect.Effect<A, E, ApiKeyStore | SecureRandom>) =>
   Effect.runPromise(effect.pipe(Effect.provide(apiKeyFileStore(file)), Effect.provide(SecureRandom.crypto)))
 
+/** Builds the registry the file describes, as a gateway would at start, and lists it; exits 1 on the first error. */
+const checkProviders = (path: string): void => {
+  const entries: unknown = JSON.parse(readFileSync(path, "utf8"))
+  if (!Array.isArray(entries)) fail(`${path}: expected a JSON array of identity providers`)
+  // The cast only names the shape: `make` decodes every entry itself and throws a RangeError naming a bad one.
+  const registry = IdentityProviders.make(entries as Parameters<typeof IdentityProviders.make>[0])
+  for (const provider of registry.all) {
+    process.stdout.write(
+      provider.kind === "phone"
+        ? `${provider.name}  the native phone sign-in (built in)\n`
+        : `${provider.name}  ${provider.issuer}  aud ${provider.audience}  ${provider.algorithms.join(",")}  id claim ${provider.subjectClaim}  ${provider.jwksUrl}\n`
+    )
+  }
+}
+
 const main = async (): Promise<void> => {
+  if (group === "providers") {
+    if (command !== "check") fail("unknown command")
+    checkProviders(rest[0] ?? fail("the file is required"))
+    return
+  }
   switch (command) {
     case "create": {
       const networks = values.network ?? []

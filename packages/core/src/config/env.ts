@@ -4,6 +4,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import { ExternalIssuerConfig } from "../auth/IdentityProviders"
 import { SmsSender } from "../otp/SmsSender"
 
 /**
@@ -63,3 +64,14 @@ export const masterSecretFromEnv = (fallback: string): Config.Config<string> =>
     Schema.String.check(Schema.isMinLength(32, { message: "Expected at least 32 characters" })),
     "WALLETGATE_MASTER_SECRET"
   ).pipe(Config.withDefault(fallback))
+
+/**
+ * The deployment's external identity providers: `WALLETGATE_IDENTITY_PROVIDERS`, a JSON array of
+ * `{ name, issuer, audience, jwksUrl, algorithms, subjectClaim? }`; none by default. Reserved and repeated names
+ * are refused when the registry is built (`IdentityProviders.make`); check a file first with
+ * `walletgate providers check <file>`.
+ */
+export const identityProvidersFromEnv: Config.Config<ReadonlyArray<ExternalIssuerConfig>> = Config.schema(
+  Schema.fromJsonString(Schema.Array(ExternalIssuerConfig)),
+  "WALLETGATE_IDENTITY_PROVIDERS"
+).pipe(Config.withDefault([]))

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -70,5 +70,48 @@ describe("walletgate keys (CLI)", () => {
       status: 1
     })
     expect(walletgate("nonsense")).toMatchObject({ status: 1, output: expect.stringContaining("usage:") })
+  })
+})
+
+describe("walletgate providers check (CLI)", () => {
+  const providersFile = join(folder, "providers.json")
+  const check = (entries: unknown) => {
+    writeFileSync(providersFile, JSON.stringify(entries))
+    try {
+      return {
+        status: 0,
+        output: execFileSync(process.execPath, [cli, "providers", "check", providersFile], { encoding: "utf8" })
+      }
+    } catch (error) {
+      const failed = error as { status: number; stderr: string }
+      return { status: failed.status, output: failed.stderr }
+    }
+  }
+  const acme = {
+    name: "acme",
+    issuer: "https://id.acme.example/",
+    audience: "walletgate",
+    jwksUrl: "https://id.acme.example/jwks.json",
+    algorithms: ["RS256"]
+  }
+
+  it("lists the registry a gateway would build from the file", () => {
+    const checked = check([acme])
+    expect(checked.status).toBe(0)
+    expect(checked.output).toContain("phone  the native phone sign-in (built in)")
+    expect(checked.output).toContain("acme  https://id.acme.example/  aud walletgate  RS256  id claim sub")
+  })
+
+  it("refuses a reserved or repeated name, and an entry that is not a sound verifier, with exit code 1", () => {
+    expect(check([{ ...acme, name: "tel" }])).toMatchObject({
+      status: 1,
+      output: expect.stringContaining('"tel" is reserved by walletgate')
+    })
+    expect(check([acme, acme])).toMatchObject({ status: 1, output: expect.stringContaining("already registered") })
+    expect(check([{ ...acme, jwksUrl: "http://id.acme.example/jwks.json" }])).toMatchObject({
+      status: 1,
+      output: expect.stringContaining("Expected an https URL")
+    })
+    expect(check({ acme })).toMatchObject({ status: 1, output: expect.stringContaining("expected a JSON array") })
   })
 })
