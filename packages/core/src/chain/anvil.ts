@@ -49,7 +49,7 @@ const anvilBinary = (): string => {
 }
 
 /** A TCP port that was free a moment ago: the one the OS picks for a server bound to port 0. */
-const freePort = (): Promise<number> =>
+export const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
     const server = createServer()
     server.unref()

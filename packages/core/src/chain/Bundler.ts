@@ -1,0 +1,157 @@
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import { type Address, BaseError, getAddress, type Hash, http, RpcRequestError } from "viem"
+import {
+  createBundlerClient,
+  formatUserOperationGas,
+  formatUserOperationReceipt,
+  formatUserOperationRequest,
+  type UserOperation,
+  type UserOperationReceipt
+} from "viem/account-abstraction"
+
+/** A v0.7 user operation, ready to send (signature included). */
+export type UserOperation07 = UserOperation<"0.7">
+
+/** Gas limits a bundler estimated for an operation (`eth_estimateUserOperationGas`). */
+export interface UserOperationGasEstimate {
+  readonly callGasLimit: bigint
+  readonly verificationGasLimit: bigint
+  readonly preVerificationGas: bigint
+  readonly paymasterVerificationGasLimit: bigint | undefined
+  readonly paymasterPostOpGasLimit: bigint | undefined
+}
+
+/**
+ * The bundler answered with a JSON-RPC error: it refused the operation (invalid signature or nonce, `AA25`,
+ * `AA10`, "already known", a reverting estimate, …). Its `code` and `message` are the bundler's, for the log.
+ */
+export class BundlerRejected extends Schema.TaggedError<BundlerRejected>()("BundlerRejected", {
+  chainId: Schema.Number,
+  method: Schema.String,
+  code: Schema.Number,
+  message: Schema.String
+}) {}
+
+/**
+ * The bundler did not answer, or no bundler serves the chain. After `eth_sendUserOperation` this means "unknown":
+ * the operation may have been accepted; re-sending the same signed operation is safe (it executes at most once).
+ */
+export class BundlerUnavailable extends Schema.TaggedError<BundlerUnavailable>()("BundlerUnavailable", {
+  chainId: Schema.Number,
+  method: Schema.String,
+  cause: Schema.String
+}) {}
+
+/** A bundler's errors. */
+export type BundlerError = BundlerRejected | BundlerUnavailable
+
+/** The ERC-7769 bundler of each network: the engine that includes user operations, their nonces and fees. */
+export class Bundler extends Context.Service<
+  Bundler,
+  {
+    /** `eth_sendUserOperation`: the operation's hash once the bundler accepted it into its mempool. */
+    readonly sendUserOperation: (
+      chainId: number,
+      op: UserOperation07,
+      entryPoint: Address
+    ) => Effect.Effect<Hash, BundlerError>
+    /** `eth_getUserOperationReceipt`: the receipt, or undefined while the operation is not included. */
+    readonly getUserOperationReceipt: (
+      chainId: number,
+      hash: Hash
+    ) => Effect.Effect<UserOperationReceipt | undefined, BundlerError>
+    /** `eth_supportedEntryPoints`. */
+    readonly supportedEntryPoints: (chainId: number) => Effect.Effect<ReadonlyArray<Address>, BundlerError>
+    /** `eth_estimateUserOperationGas` (the operation's signatures may be well-formed placeholders). */
+    readonly estimateUserOperationGas: (
+      chainId: number,
+      op: UserOperation07,
+      entryPoint: Address
+    ) => Effect.Effect<UserOperationGasEstimate, BundlerError>
+  }
+>()("@walletgate/core/Bundler") {
+  /** Bundlers reached over HTTP JSON-RPC (any ERC-7769 endpoint: a hosted one, or alto), one URL per chain id. */
+  static readonly jsonRpc = (endpoints: ReadonlyArray<BundlerEndpoint>): Layer.Layer<Bundler> =>
+    Layer.sync(Bundler, () => makeJsonRpcBundler(endpoints))
+}
+
+/** Where a chain's bundler answers. */
+export interface BundlerEndpoint {
+  readonly chainId: number
+  readonly url: string
+  /** How long to wait for one answer; default 10 s. */
+  readonly timeoutMs?: number
+}
+
+/** The {@link Bundler} of {@link Bundler.jsonRpc}, as a plain value (for tools that run without a layer). */
+export const makeJsonRpcBundler = (endpoints: ReadonlyArray<BundlerEndpoint>): Bundler["Service"] => {
+  const clients = new Map(
+    endpoints.map((endpoint) => [
+      endpoint.chainId,
+      // No retries: a retried send is the caller's decision (it re-sends the same signed operation).
+      createBundlerClient({ transport: http(endpoint.url, { timeout: endpoint.timeoutMs ?? 10_000, retryCount: 0 }) })
+    ])
+  )
+  const call = <A>(
+    chainId: number,
+    method: string,
+    run: (client: ReturnType<typeof createBundlerClient>) => Promise<A>
+  ): Effect.Effect<A, BundlerError> => {
+    const client = clients.get(chainId)
+    if (client === undefined) {
+      return Effect.fail(new BundlerUnavailable({ chainId, method, cause: "no bundler configured for this chain" }))
+    }
+    return Effect.tryPromise({
+      try: () => run(client),
+      catch: (error) => {
+        const rejected = error instanceof BaseError ? error.walk((e) => e instanceof RpcRequestError) : null
+        if (rejected instanceof RpcRequestError) {
+          const details = rejected.details === "" ? rejected.shortMessage : rejected.details
+          return new BundlerRejected({ chainId, method, code: rejected.code, message: details })
+        }
+        return new BundlerUnavailable({ chainId, method, cause: describe(error) })
+      }
+    })
+  }
+  return Bundler.of({
+    sendUserOperation: (chainId, op, entryPoint) =>
+      call(chainId, "eth_sendUserOperation", (client) =>
+        client.request({ method: "eth_sendUserOperation", params: [formatUserOperationRequest(op), entryPoint] })
+      ),
+    getUserOperationReceipt: (chainId, hash) =>
+      call(chainId, "eth_getUserOperationReceipt", async (client) => {
+        const receipt = await client.request({ method: "eth_getUserOperationReceipt", params: [hash] })
+        return receipt === null ? undefined : formatUserOperationReceipt(receipt)
+      }),
+    supportedEntryPoints: (chainId) =>
+      call(chainId, "eth_supportedEntryPoints", async (client) =>
+        (await client.request({ method: "eth_supportedEntryPoints" })).map((address) => getAddress(address))
+      ),
+    estimateUserOperationGas: (chainId, op, entryPoint) =>
+      call(chainId, "eth_estimateUserOperationGas", async (client) => {
+        const gas = formatUserOperationGas(
+          await client.request({
+            method: "eth_estimateUserOperationGas",
+            params: [formatUserOperationRequest(op), entryPoint]
+          })
+        )
+        return {
+          callGasLimit: gas.callGasLimit,
+          verificationGasLimit: gas.verificationGasLimit,
+          preVerificationGas: gas.preVerificationGas,
+          paymasterVerificationGasLimit: gas.paymasterVerificationGasLimit,
+          paymasterPostOpGasLimit: gas.paymasterPostOpGasLimit
+        }
+      })
+  })
+}
+
+/** The name and short message of a transport error (viem's errors carry no key). */
+const describe = (error: unknown): string => {
+  if (!(error instanceof Error)) return "error"
+  const short = (error as { readonly shortMessage?: unknown }).shortMessage
+  return typeof short === "string" ? `${error.name}: ${short}` : error.name
+}

@@ -1,0 +1,370 @@
+import {
+  type Address,
+  concat,
+  encodeAbiParameters,
+  encodeFunctionData,
+  encodePacked,
+  getAddress,
+  getCreate2Address,
+  type Hash,
+  type Hex,
+  hashMessage,
+  hashTypedData,
+  keccak256,
+  type LocalAccount,
+  parseAbi,
+  serializeErc6492Signature,
+  size,
+  type TypedDataDefinition,
+  zeroAddress
+} from "viem"
+import { canonicalSafe4337, creationCode } from "./contractPackages"
+
+/** The contracts a Safe 4337 account is built from on a network. */
+export interface Safe4337Contracts {
+  readonly entryPoint: Address
+  /** The Safe implementation every account proxies to (SafeL2 1.4.1 by default). */
+  readonly safeSingleton: Address
+  readonly safeProxyFactory: Address
+  readonly safeModuleSetup: Address
+  readonly safe4337Module: Address
+  readonly multiSendCallOnly: Address
+}
+
+/** The canonical contracts: SafeL2 1.4.1, its factory, Safe4337Module 0.3.0 and SafeModuleSetup on EntryPoint v0.7. */
+export const canonicalSafe4337Contracts = (): Safe4337Contracts => {
+  const canonical = canonicalSafe4337()
+  return {
+    entryPoint: canonical.entryPoint.address,
+    safeSingleton: canonical.safeL2.address,
+    safeProxyFactory: canonical.safeProxyFactory.address,
+    safeModuleSetup: canonical.safeModuleSetup.address,
+    safe4337Module: canonical.safe4337Module.address,
+    multiSendCallOnly: canonical.multiSendCallOnly.address
+  }
+}
+
+/** What decides a Safe account's address: its owners, threshold and salt, on the given contracts. */
+export interface SafeAccountParameters {
+  /** Owner addresses; their order does not matter (they are sorted), duplicates are refused. */
+  readonly owners: ReadonlyArray<Address>
+  /** How many owners must sign, 1 to `owners.length`. */
+  readonly threshold: number
+  /** SafeProxyFactory salt nonce; 0 when absent. */
+  readonly saltNonce?: bigint
+  /** Canonical contracts ({@link canonicalSafe4337Contracts}) when absent. */
+  readonly contracts?: Safe4337Contracts
+}
+
+/** A counterfactual Safe: its address, known before deployment, and the factory call that deploys it. */
+export interface SafeAccount {
+  readonly address: Address
+  /** Sorted owners, as in the Safe's `setup`. */
+  readonly owners: ReadonlyArray<Address>
+  readonly threshold: number
+  readonly contracts: Safe4337Contracts
+  /** The SafeProxyFactory: with {@link SafeAccount.factoryData}, a user operation's `initCode`. */
+  readonly factory: Address
+  /** `createProxyWithNonce(singleton, setup(...), saltNonce)`. */
+  readonly factoryData: Hex
+}
+
+const safeAbi = parseAbi([
+  "function setup(address[] _owners, uint256 _threshold, address to, bytes data, address fallbackHandler, address paymentToken, uint256 payment, address paymentReceiver)"
+])
+const safeModuleSetupAbi = parseAbi(["function enableModules(address[] modules)"])
+const safeProxyFactoryAbi = parseAbi([
+  "function createProxyWithNonce(address _singleton, bytes initializer, uint256 saltNonce) returns (address proxy)"
+])
+/** Safe4337Module's entry points that the EntryPoint calls on the Safe (through the fallback handler). */
+export const safe4337ModuleAbi = parseAbi([
+  "function executeUserOpWithErrorString(address to, uint256 value, bytes data, uint8 operation)",
+  "function getOperationHash((address sender, uint256 nonce, bytes initCode, bytes callData, bytes32 accountGasLimits, uint256 preVerificationGas, bytes32 gasFees, bytes paymasterAndData, bytes signature) userOp) view returns (bytes32)"
+])
+const multiSendAbi = parseAbi(["function multiSend(bytes transactions)"])
+
+/**
+ * The Safe of `owners` with `threshold`: its address is computed locally (CREATE2 of the SafeProxyFactory over the
+ * SafeProxy creation code from `@safe-global/safe-contracts`), with no RPC call. Its `setup` enables the
+ * Safe4337Module through SafeModuleSetup and makes the module the fallback handler (ERC-1271 and the 4337 entry
+ * points go through it). Throws on an empty, duplicated or zero owner, or a threshold out of range: a bug of the caller.
+ */
+export const safeAccount = (parameters: SafeAccountParameters): SafeAccount => {
+  const contracts = parameters.contracts ?? canonicalSafe4337Contracts()
+  const owners = [...parameters.owners].map((owner) => getAddress(owner)).sort(compareAddresses)
+  if (owners.length === 0 || owners.some((owner, i) => owner === zeroAddress || owner === owners[i - 1])) {
+    throw new Error("a Safe needs distinct, non-zero owners")
+  }
+  if (!Number.isInteger(parameters.threshold) || parameters.threshold < 1 || parameters.threshold > owners.length) {
+    throw new Error(`a Safe of ${owners.length} owners needs a threshold from 1 to ${owners.length}`)
+  }
+  const saltNonce = parameters.saltNonce ?? 0n
+  const initializer = encodeFunctionData({
+    abi: safeAbi,
+    functionName: "setup",
+    args: [
+      owners,
+      BigInt(parameters.threshold),
+      contracts.safeModuleSetup,
+      encodeFunctionData({ abi: safeModuleSetupAbi, functionName: "enableModules", args: [[contracts.safe4337Module]] }),
+      contracts.safe4337Module,
+      zeroAddress,
+      0n,
+      zeroAddress
+    ]
+  })
+  // SafeProxyFactory 1.4.1: salt = keccak256(keccak256(initializer) ‖ saltNonce); deployment data =
+  // proxyCreationCode ‖ uint256(singleton).
+  const address = getCreate2Address({
+    from: contracts.safeProxyFactory,
+    salt: keccak256(encodePacked(["bytes32", "uint256"], [keccak256(initializer), saltNonce])),
+    bytecodeHash: keccak256(
+      concat([creationCode("SafeProxy"), encodeAbiParameters([{ type: "address" }], [contracts.safeSingleton])])
+    )
+  })
+  return {
+    address,
+    owners,
+    threshold: parameters.threshold,
+    contracts,
+    factory: contracts.safeProxyFactory,
+    factoryData: encodeFunctionData({
+      abi: safeProxyFactoryAbi,
+      functionName: "createProxyWithNonce",
+      args: [contracts.safeSingleton, initializer, saltNonce]
+    })
+  }
+}
+
+const compareAddresses = (a: Address, b: Address): number => {
+  const x = BigInt(a)
+  const y = BigInt(b)
+  return x < y ? -1 : x > y ? 1 : 0
+}
+
+/** One call of a batch: what the Safe calls, with how much ETH. */
+export interface SafeCall {
+  readonly to: Address
+  readonly value: bigint
+  readonly data: Hex
+}
+
+/**
+ * The user operation `callData` that runs `calls` from the Safe, atomically: one call directly, several through
+ * MultiSendCallOnly (a delegatecall that refuses nested delegatecalls). Either way through the module's
+ * `executeUserOpWithErrorString`, so a failing call reverts the whole batch with the call's own revert data.
+ */
+export const safeBatchCallData = (account: SafeAccount, calls: ReadonlyArray<SafeCall>): Hex => {
+  const [only, ...rest] = calls
+  if (only === undefined) throw new Error("a batch needs at least one call")
+  if (rest.length === 0) {
+    return encodeFunctionData({
+      abi: safe4337ModuleAbi,
+      functionName: "executeUserOpWithErrorString",
+      args: [only.to, only.value, only.data, 0]
+    })
+  }
+  // MultiSend's packed encoding: operation (uint8, 0 = call) ‖ to ‖ value ‖ data length ‖ data, per call.
+  const transactions = concat(
+    calls.map((call) =>
+      encodePacked(
+        ["uint8", "address", "uint256", "uint256", "bytes"],
+        [0, call.to, call.value, BigInt(size(call.data)), call.data]
+      )
+    )
+  )
+  return encodeFunctionData({
+    abi: safe4337ModuleAbi,
+    functionName: "executeUserOpWithErrorString",
+    args: [
+      account.contracts.multiSendCallOnly,
+      0n,
+      encodeFunctionData({ abi: multiSendAbi, functionName: "multiSend", args: [transactions] }),
+      1
+    ]
+  })
+}
+
+/** Safe4337Module 0.3.0's EIP-712 `SafeOp` (domain: chain id and the module's address). */
+export const safeOperationTypes = {
+  SafeOp: [
+    { name: "safe", type: "address" },
+    { name: "nonce", type: "uint256" },
+    { name: "initCode", type: "bytes" },
+    { name: "callData", type: "bytes" },
+    { name: "verificationGasLimit", type: "uint128" },
+    { name: "callGasLimit", type: "uint128" },
+    { name: "preVerificationGas", type: "uint256" },
+    { name: "maxPriorityFeePerGas", type: "uint128" },
+    { name: "maxFeePerGas", type: "uint128" },
+    { name: "paymasterAndData", type: "bytes" },
+    { name: "validAfter", type: "uint48" },
+    { name: "validUntil", type: "uint48" },
+    { name: "entryPoint", type: "address" }
+  ]
+} as const
+
+/** The fields of a v0.7 user operation that a Safe owner signs (all but the signature). */
+export interface SafeOperationFields {
+  readonly sender: Address
+  readonly nonce: bigint
+  readonly factory?: Address | undefined
+  readonly factoryData?: Hex | undefined
+  readonly callData: Hex
+  readonly callGasLimit: bigint
+  readonly verificationGasLimit: bigint
+  readonly preVerificationGas: bigint
+  readonly maxFeePerGas: bigint
+  readonly maxPriorityFeePerGas: bigint
+  readonly paymaster?: Address | undefined
+  readonly paymasterVerificationGasLimit?: bigint | undefined
+  readonly paymasterPostOpGasLimit?: bigint | undefined
+  readonly paymasterData?: Hex | undefined
+}
+
+/** When a Safe operation is valid, in unix seconds; 0 means "from always" / "for ever". */
+export interface SafeOperationValidity {
+  readonly validAfter: number
+  readonly validUntil: number
+}
+
+/** `initCode` of a v0.7 operation: factory ‖ factoryData, or empty. */
+export const initCodeOf = (op: SafeOperationFields): Hex =>
+  op.factory === undefined ? "0x" : concat([op.factory, op.factoryData ?? "0x"])
+
+/** `paymasterAndData` of a v0.7 operation: paymaster ‖ uint128 verification gas ‖ uint128 postOp gas ‖ data. */
+export const paymasterAndDataOf = (op: SafeOperationFields): Hex =>
+  op.paymaster === undefined
+    ? "0x"
+    : encodePacked(
+        ["address", "uint128", "uint128", "bytes"],
+        [
+          op.paymaster,
+          op.paymasterVerificationGasLimit ?? 0n,
+          op.paymasterPostOpGasLimit ?? 0n,
+          op.paymasterData ?? "0x"
+        ]
+      )
+
+/** The EIP-712 `SafeOp` an owner signs for `op` on `chainId`. */
+export const safeOperationTypedData = (
+  account: SafeAccount,
+  op: SafeOperationFields,
+  chainId: number,
+  validity: SafeOperationValidity
+): TypedDataDefinition<typeof safeOperationTypes, "SafeOp"> => ({
+  domain: { chainId, verifyingContract: account.contracts.safe4337Module },
+  types: safeOperationTypes,
+  primaryType: "SafeOp",
+  message: {
+    safe: op.sender,
+    nonce: op.nonce,
+    initCode: initCodeOf(op),
+    callData: op.callData,
+    verificationGasLimit: op.verificationGasLimit,
+    callGasLimit: op.callGasLimit,
+    preVerificationGas: op.preVerificationGas,
+    maxPriorityFeePerGas: op.maxPriorityFeePerGas,
+    maxFeePerGas: op.maxFeePerGas,
+    paymasterAndData: paymasterAndDataOf(op),
+    validAfter: validity.validAfter,
+    validUntil: validity.validUntil,
+    entryPoint: account.contracts.entryPoint
+  }
+})
+
+/** Owner signatures in the order Safe's `checkSignatures` demands: by ascending owner address. */
+const orderedSignatures = async (
+  signers: ReadonlyArray<LocalAccount>,
+  sign: (signer: LocalAccount) => Promise<Hex>
+): Promise<Hex> => {
+  const sorted = [...signers].sort((a, b) => compareAddresses(a.address, b.address))
+  return concat(await Promise.all(sorted.map(sign)))
+}
+
+const checkSigners = (account: SafeAccount, signers: ReadonlyArray<LocalAccount>): void => {
+  const owners = new Set(account.owners)
+  const distinct = new Set(signers.map((signer) => getAddress(signer.address)))
+  if (distinct.size !== signers.length || signers.some((signer) => !owners.has(getAddress(signer.address)))) {
+    throw new Error("every signer must be a distinct owner of the Safe")
+  }
+  if (signers.length < account.threshold) throw new Error(`the Safe needs ${account.threshold} signatures`)
+}
+
+/**
+ * The user operation `signature` of `op`: `validAfter ‖ validUntil ‖ owner signatures` (Safe4337Module 0.3.0),
+ * signed over the `SafeOp` by at least `threshold` owners.
+ */
+export const signSafeOperation = async (
+  account: SafeAccount,
+  op: SafeOperationFields,
+  options: {
+    readonly chainId: number
+    readonly signers: ReadonlyArray<LocalAccount>
+    readonly validity?: SafeOperationValidity
+  }
+): Promise<Hex> => {
+  checkSigners(account, options.signers)
+  const validity = options.validity ?? { validAfter: 0, validUntil: 0 }
+  const typedData = safeOperationTypedData(account, op, options.chainId, validity)
+  const signatures = await orderedSignatures(options.signers, (signer) => signer.signTypedData(typedData))
+  return encodePacked(["uint48", "uint48", "bytes"], [validity.validAfter, validity.validUntil, signatures])
+}
+
+/**
+ * A well-formed placeholder `signature` for gas estimation: the validity window and `threshold` 65-byte ECDSA
+ * signatures that recover to some address (a malformed one would revert where a wrong one only fails validation).
+ */
+export const safeOperationStubSignature = (account: SafeAccount): Hex =>
+  encodePacked(["uint48", "uint48", "bytes"], [0, 0, concat(Array.from({ length: account.threshold }, () => stubEcdsa))])
+
+/**
+ * A fixed, well-formed 65-byte ECDSA signature (low s) of no meaning, for where only the shape counts: made once
+ * by the throwaway key keccak256("walletgate stub key") over keccak256("walletgate stub signature").
+ */
+export const stubEcdsa: Hex =
+  "0x4d866d64f48fe4c8bfd7c575915e241ca9a44ba51c50e23256077760dc312d8e69da182438618e7c59cd373ad1faf829e209ab4bd0dd6dc6c0b5cd117e17d1041c"
+
+/** The EIP-712 `SafeMessage` a Safe 1.4.1 owner signs so that the Safe validates `hash` by ERC-1271. */
+const safeMessageTypedData = (account: SafeAccount, hash: Hash, chainId: number) =>
+  ({
+    domain: { chainId, verifyingContract: account.address },
+    types: { SafeMessage: [{ name: "message", type: "bytes" }] },
+    primaryType: "SafeMessage",
+    message: { message: hash }
+  }) as const
+
+/** Whether the Safe is deployed: decides between a bare ERC-1271 signature and an ERC-6492 wrapped one. */
+export type SafeDeploymentState = "deployed" | "counterfactual"
+
+/**
+ * The Safe's signature of `hash` (ERC-1271 through the Safe's CompatibilityFallbackHandler logic in the module):
+ * owners sign the `SafeMessage` of `hash`; before deployment it is wrapped by ERC-6492 with the factory call, so
+ * viem's `verifyHash` / `verifyMessage` / `verifyTypedData` accept it either way.
+ */
+export const signSafeHash = async (
+  account: SafeAccount,
+  hash: Hash,
+  options: { readonly chainId: number; readonly signers: ReadonlyArray<LocalAccount>; readonly state: SafeDeploymentState }
+): Promise<Hex> => {
+  checkSigners(account, options.signers)
+  const typedData = safeMessageTypedData(account, hash, options.chainId)
+  const signature = await orderedSignatures(options.signers, (signer) => signer.signTypedData(typedData))
+  return options.state === "deployed"
+    ? signature
+    : serializeErc6492Signature({ address: account.factory, data: account.factoryData, signature })
+}
+
+/** The Safe's signature of an EIP-191 message ({@link signSafeHash} of its `hashMessage`). */
+export const signSafeMessage = (
+  account: SafeAccount,
+  message: string,
+  options: { readonly chainId: number; readonly signers: ReadonlyArray<LocalAccount>; readonly state: SafeDeploymentState }
+): Promise<Hex> => signSafeHash(account, hashMessage(message), options)
+
+/** The Safe's signature of EIP-712 typed data ({@link signSafeHash} of its `hashTypedData`). */
+export const signSafeTypedData = (
+  account: SafeAccount,
+  typedData: TypedDataDefinition,
+  options: { readonly chainId: number; readonly signers: ReadonlyArray<LocalAccount>; readonly state: SafeDeploymentState }
+): Promise<Hex> => signSafeHash(account, hashTypedData(typedData), options)

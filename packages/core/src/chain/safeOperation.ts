@@ -1,0 +1,252 @@
+import * as Effect from "effect/Effect"
+import { type Address, type Chain, type Hash, type Hex, type LocalAccount, type PublicClient, size, type Transport } from "viem"
+import { getUserOperationHash } from "viem/account-abstraction"
+import { Bundler, type BundlerError, type UserOperation07 } from "./Bundler"
+import {
+  paymasterAndDataOf,
+  type SafeAccount,
+  type SafeCall,
+  type SafeOperationFields,
+  type SafeOperationValidity,
+  safeBatchCallData,
+  safeOperationStubSignature,
+  signSafeOperation
+} from "./safeAccount"
+import {
+  type SponsorshipWindow,
+  sponsorWithVerifyingPaymaster,
+  verifyingPaymasterStub,
+  verifyingPaymasterValidationGas
+} from "./verifyingPaymaster"
+
+/**
+ * A random 192-bit EntryPoint nonce key. Each operation takes its own key, so operations of one account never
+ * wait for or collide with each other, and no nonce is kept anywhere: a fresh key's sequence is 0.
+ */
+export const randomNonceKey = (): bigint => {
+  const bytes = crypto.getRandomValues(new Uint8Array(24))
+  return BigInt(`0x${Buffer.from(bytes).toString("hex")}`)
+}
+
+/** The EntryPoint nonce of sequence `sequence` on `key`: key (192 bits) ‖ sequence (64 bits). */
+export const nonceOfKey = (key: bigint, sequence = 0n): bigint => {
+  if (key < 0n || key >= 1n << 192n || sequence < 0n || sequence >= 1n << 64n) throw new Error("nonce out of range")
+  return (key << 64n) | sequence
+}
+
+/** EIP-1559 fees of an operation. */
+export interface OperationFees {
+  readonly maxFeePerGas: bigint
+  readonly maxPriorityFeePerGas: bigint
+}
+
+/** What the node says about an account before an operation, read in one round trip (three requests at once). */
+export interface AccountChainState {
+  readonly deployed: boolean
+  /** Twice the latest base fee plus the node's suggested priority fee. */
+  readonly fees: OperationFees
+}
+
+/** Reads, concurrently, whether `address` has code and the fees to offer (latest block and priority fee). */
+export const readAccountChainState = async (
+  client: PublicClient<Transport, Chain | undefined>,
+  address: Address
+): Promise<AccountChainState> => {
+  const [code, block, priority] = await Promise.all([
+    client.getCode({ address }),
+    client.getBlock({ blockTag: "latest" }),
+    client.estimateMaxPriorityFeePerGas()
+  ])
+  const baseFee = block.baseFeePerGas ?? 0n
+  return {
+    deployed: code !== undefined && code !== "0x",
+    fees: { maxFeePerGas: baseFee * 2n + priority, maxPriorityFeePerGas: priority }
+  }
+}
+
+/** Gas limits of an operation, set by the caller (no estimation round trip). */
+export interface OperationGasLimits {
+  readonly callGasLimit: bigint
+  readonly verificationGasLimit: bigint
+  readonly preVerificationGas: bigint
+  /** The paymaster's validation gas; {@link verifyingPaymasterValidationGas} when absent. */
+  readonly paymasterVerificationGasLimit?: bigint
+}
+
+/** How an operation's gas limits are found. */
+export type GasSource =
+  /** The bundler estimates the operation as sent (with a placeholder sponsorship); if it refuses, as self-paid. */
+  | { readonly kind: "estimate" }
+  /** The bundler estimates the operation as if self-paid; the paymaster's share is added by hand (see notes). */
+  | { readonly kind: "self-paid estimate" }
+  /** The caller's limits, as they are. */
+  | { readonly kind: "given"; readonly limits: OperationGasLimits }
+
+/** A VerifyingPaymaster sponsorship signed by the gateway's paymaster signer. */
+export interface VerifyingPaymasterSponsor {
+  readonly paymaster: Address
+  readonly signer: LocalAccount
+  readonly window: SponsorshipWindow
+}
+
+/** What {@link prepareSafeOperation} needs. */
+export interface PrepareSafeOperation {
+  readonly chainId: number
+  readonly account: SafeAccount
+  readonly calls: ReadonlyArray<SafeCall>
+  /** Whether the Safe has code; when false the operation deploys it (send such an operation alone: AA10). */
+  readonly deployed: boolean
+  readonly fees: OperationFees
+  /** The owners who sign (at least the Safe's threshold). */
+  readonly signers: ReadonlyArray<LocalAccount>
+  /** Sponsorship; the Safe pays its own gas when absent. */
+  readonly sponsor?: VerifyingPaymasterSponsor
+  /** A fresh random key ({@link randomNonceKey}) when absent. */
+  readonly nonceKey?: bigint
+  readonly validity?: SafeOperationValidity
+  /** `{ kind: "estimate" }` when absent. */
+  readonly gas?: GasSource
+}
+
+/** A signed operation and its hash: what is recorded before it is sent, and re-sent as it is. */
+export interface PreparedSafeOperation {
+  readonly op: UserOperation07
+  readonly hash: Hash
+  /** Which estimate gave the gas limits. */
+  readonly gasFrom: "bundler" | "self-paid estimate" | "given"
+}
+
+/** Bytes of the VerifyingPaymaster's `paymasterAndData` beyond the paymaster address and its two gas limits. */
+const calldataGasPerByte = 16n
+
+/**
+ * Builds, estimates, sponsors and signs a Safe operation running `calls` atomically. Round trips: one
+ * (`eth_estimateUserOperationGas`) with the default gas source, two when the bundler refuses the sponsored
+ * estimate (alto 0.0.20's "AA30 paymaster not deployed"), none with given limits; nothing is sent.
+ */
+export const prepareSafeOperation = (
+  input: PrepareSafeOperation
+): Effect.Effect<PreparedSafeOperation, BundlerError, Bundler> =>
+  Effect.gen(function* () {
+    const bundler = yield* Bundler
+    const entryPoint = input.account.contracts.entryPoint
+    const base: SafeOperationFields = {
+      sender: input.account.address,
+      nonce: nonceOfKey(input.nonceKey ?? randomNonceKey()),
+      ...(input.deployed ? {} : { factory: input.account.factory, factoryData: input.account.factoryData }),
+      callData: safeBatchCallData(input.account, input.calls),
+      callGasLimit: 0n,
+      verificationGasLimit: 0n,
+      preVerificationGas: 0n,
+      ...input.fees
+    }
+    const stub = (fields: SafeOperationFields): UserOperation07 => ({
+      ...fields,
+      signature: safeOperationStubSignature(input.account)
+    })
+    const sponsorStub =
+      input.sponsor === undefined ? undefined : verifyingPaymasterStub(input.sponsor.paymaster, input.sponsor.window)
+
+    const selfPaidEstimate = Effect.gen(function* () {
+      const gas = yield* bundler.estimateUserOperationGas(input.chainId, stub(base), entryPoint)
+      // The sponsored operation carries `paymasterAndData`, which the self-paid one did not: pay for its bytes.
+      const extraBytes = sponsorStub === undefined ? 0n : BigInt(size(paymasterAndDataOf({ ...base, ...sponsorStub })))
+      return {
+        limits: {
+          callGasLimit: gas.callGasLimit,
+          verificationGasLimit: gas.verificationGasLimit,
+          preVerificationGas: gas.preVerificationGas + extraBytes * calldataGasPerByte,
+          paymasterVerificationGasLimit: verifyingPaymasterValidationGas
+        },
+        gasFrom: "self-paid estimate" as const
+      }
+    })
+
+    const source = input.gas ?? { kind: "estimate" }
+    const { limits, gasFrom } = yield* Effect.gen(function* () {
+      if (source.kind === "given") return { limits: source.limits, gasFrom: "given" as const }
+      if (sponsorStub === undefined) {
+        const gas = yield* bundler.estimateUserOperationGas(input.chainId, stub(base), entryPoint)
+        return { limits: gas, gasFrom: "bundler" as const }
+      }
+      if (source.kind === "self-paid estimate") return yield* selfPaidEstimate
+      return yield* bundler.estimateUserOperationGas(input.chainId, stub({ ...base, ...sponsorStub }), entryPoint).pipe(
+        Effect.map((gas) => ({
+          limits: {
+            ...gas,
+            paymasterVerificationGasLimit: gas.paymasterVerificationGasLimit ?? verifyingPaymasterValidationGas
+          },
+          gasFrom: "bundler" as const
+        })),
+        // alto 0.0.20 sometimes refuses a sponsored estimate ("AA30 paymaster not deployed") although the
+        // paymaster is deployed: estimate the same calls self-paid instead.
+        Effect.catchTag("BundlerRejected", () => selfPaidEstimate)
+      )
+    })
+
+    const withGas: SafeOperationFields = {
+      ...base,
+      callGasLimit: limits.callGasLimit,
+      verificationGasLimit: limits.verificationGasLimit,
+      preVerificationGas: limits.preVerificationGas
+    }
+    const sponsor = input.sponsor
+    const sponsored: SafeOperationFields =
+      sponsor === undefined
+        ? withGas
+        : {
+            ...withGas,
+            ...(yield* Effect.promise(() =>
+              sponsorWithVerifyingPaymaster(withGas, {
+                paymaster: sponsor.paymaster,
+                signer: sponsor.signer,
+                chainId: input.chainId,
+                window: sponsor.window,
+                paymasterVerificationGasLimit: limits.paymasterVerificationGasLimit ?? verifyingPaymasterValidationGas
+              })
+            ))
+          }
+    const signature = yield* Effect.promise(() =>
+      signSafeOperation(input.account, sponsored, {
+        chainId: input.chainId,
+        signers: input.signers,
+        ...(input.validity === undefined ? {} : { validity: input.validity })
+      })
+    )
+    const op: UserOperation07 = { ...sponsored, signature }
+    const hash = getUserOperationHash({
+      chainId: input.chainId,
+      entryPointAddress: entryPoint,
+      entryPointVersion: "0.7",
+      userOperation: op
+    })
+    return { op, hash, gasFrom }
+  })
+
+/** The first call of a batch that reverts, with its revert data, when the calls run one after another. */
+export interface BatchRevert {
+  /** Zero-based index of the failing call. */
+  readonly index: number
+  /** The call's revert data (`0x` when it gave none). */
+  readonly data: Hex
+}
+
+/**
+ * Which call of `calls` makes the batch revert, found by simulating them in sequence from `sender` on the latest
+ * block (`eth_simulateV1`, one round trip); undefined when none reverts. MultiSend bubbles the revert data up but not
+ * the index, so a failed operation is explained this way.
+ */
+export const locateBatchRevert = async (
+  client: PublicClient<Transport, Chain | undefined>,
+  sender: Address,
+  calls: ReadonlyArray<SafeCall>
+): Promise<BatchRevert | undefined> => {
+  const { results } = await client.simulateCalls({
+    account: sender,
+    calls: calls.map((call) => ({ to: call.to, value: call.value, data: call.data }))
+  })
+  const index = results.findIndex((result) => result.status === "failure")
+  const failed = results[index]
+  if (failed === undefined) return undefined
+  return { index, data: failed.data }
+}
