@@ -17,6 +17,14 @@ export default defineConfig({
   test: {
     include: ["packages/*/test/**/*.test.ts", "examples/*/test/**/*.test.ts", "examples/test/**/*.test.ts"],
     testTimeout: 30_000,
-    hookTimeout: 60_000
+    hookTimeout: 60_000,
+    tags: [
+      {
+        name: "devnet",
+        description:
+          "against a real anvil and alto bundler (startDevnet): ≈ 30 s; `--tags-filter=devnet` runs them alone",
+        timeout: 60_000
+      }
+    ]
   }
 })

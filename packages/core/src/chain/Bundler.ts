@@ -2,7 +2,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import { type Address, BaseError, getAddress, type Hash, http, RpcRequestError } from "viem"
+import { type Address, BaseError, getAddress, type Hash, http, RpcRequestError, toHex } from "viem"
 import {
   createBundlerClient,
   formatUserOperationGas,
@@ -65,11 +65,15 @@ export class Bundler extends Context.Service<
     ) => Effect.Effect<UserOperationReceipt | undefined, BundlerError>
     /** `eth_supportedEntryPoints`. */
     readonly supportedEntryPoints: (chainId: number) => Effect.Effect<ReadonlyArray<Address>, BundlerError>
-    /** `eth_estimateUserOperationGas` (the operation's signatures may be well-formed placeholders). */
+    /**
+     * `eth_estimateUserOperationGas` (the operation's signatures may be well-formed placeholders); with
+     * `senderBalanceWei`, as if the sender held that much (a state override: a self-paid estimate of an empty account).
+     */
     readonly estimateUserOperationGas: (
       chainId: number,
       op: UserOperation07,
-      entryPoint: Address
+      entryPoint: Address,
+      options?: { readonly senderBalanceWei?: bigint }
     ) => Effect.Effect<UserOperationGasEstimate, BundlerError>
   }
 >()("@walletgate/core/Bundler") {
@@ -130,12 +134,16 @@ export const makeJsonRpcBundler = (endpoints: ReadonlyArray<BundlerEndpoint>): B
       call(chainId, "eth_supportedEntryPoints", async (client) =>
         (await client.request({ method: "eth_supportedEntryPoints" })).map((address) => getAddress(address))
       ),
-    estimateUserOperationGas: (chainId, op, entryPoint) =>
+    estimateUserOperationGas: (chainId, op, entryPoint, options) =>
       call(chainId, "eth_estimateUserOperationGas", async (client) => {
+        const balance = options?.senderBalanceWei
         const gas = formatUserOperationGas(
           await client.request({
             method: "eth_estimateUserOperationGas",
-            params: [formatUserOperationRequest(op), entryPoint]
+            params:
+              balance === undefined
+                ? [formatUserOperationRequest(op), entryPoint]
+                : [formatUserOperationRequest(op), entryPoint, { [op.sender]: { balance: toHex(balance) } }]
           })
         )
         return {

@@ -1,6 +1,5 @@
 import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
-import * as Schema from "effect/Schema"
 import {
   getCompatibilityFallbackHandlerDeployment,
   getMultiSendCallOnlyDeployment,
@@ -11,6 +10,7 @@ import {
   type SingletonDeployment
 } from "@safe-global/safe-deployments"
 import { getSafe4337ModuleDeployment, getSafeModuleSetupDeployment } from "@safe-global/safe-modules-deployments"
+import * as Schema from "effect/Schema"
 import { type Address, getAddress, type Hash, type Hex } from "viem"
 import { entryPoint07Address } from "viem/account-abstraction"
 

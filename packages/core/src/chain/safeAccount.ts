@@ -106,7 +106,11 @@ export const safeAccount = (parameters: SafeAccountParameters): SafeAccount => {
       owners,
       BigInt(parameters.threshold),
       contracts.safeModuleSetup,
-      encodeFunctionData({ abi: safeModuleSetupAbi, functionName: "enableModules", args: [[contracts.safe4337Module]] }),
+      encodeFunctionData({
+        abi: safeModuleSetupAbi,
+        functionName: "enableModules",
+        args: [[contracts.safe4337Module]]
+      }),
       contracts.safe4337Module,
       zeroAddress,
       0n,
@@ -152,7 +156,8 @@ export interface SafeCall {
 /**
  * The user operation `callData` that runs `calls` from the Safe, atomically: one call directly, several through
  * MultiSendCallOnly (a delegatecall that refuses nested delegatecalls). Either way through the module's
- * `executeUserOpWithErrorString`, so a failing call reverts the whole batch with the call's own revert data.
+ * `executeUserOpWithErrorString`, so a failing call reverts the whole batch: with the call's own revert data when it
+ * is alone, with none through MultiSendCallOnly 1.4.1 (`locateBatchRevert` finds the call and its reason).
  */
 export const safeBatchCallData = (account: SafeAccount, calls: ReadonlyArray<SafeCall>): Hex => {
   const [only, ...rest] = calls
@@ -316,7 +321,10 @@ export const signSafeOperation = async (
  * signatures that recover to some address (a malformed one would revert where a wrong one only fails validation).
  */
 export const safeOperationStubSignature = (account: SafeAccount): Hex =>
-  encodePacked(["uint48", "uint48", "bytes"], [0, 0, concat(Array.from({ length: account.threshold }, () => stubEcdsa))])
+  encodePacked(
+    ["uint48", "uint48", "bytes"],
+    [0, 0, concat(Array.from({ length: account.threshold }, () => stubEcdsa))]
+  )
 
 /**
  * A fixed, well-formed 65-byte ECDSA signature (low s) of no meaning, for where only the shape counts: made once
@@ -345,7 +353,11 @@ export type SafeDeploymentState = "deployed" | "counterfactual"
 export const signSafeHash = async (
   account: SafeAccount,
   hash: Hash,
-  options: { readonly chainId: number; readonly signers: ReadonlyArray<LocalAccount>; readonly state: SafeDeploymentState }
+  options: {
+    readonly chainId: number
+    readonly signers: ReadonlyArray<LocalAccount>
+    readonly state: SafeDeploymentState
+  }
 ): Promise<Hex> => {
   checkSigners(account, options.signers)
   const typedData = safeMessageTypedData(account, hash, options.chainId)
@@ -359,12 +371,20 @@ export const signSafeHash = async (
 export const signSafeMessage = (
   account: SafeAccount,
   message: string,
-  options: { readonly chainId: number; readonly signers: ReadonlyArray<LocalAccount>; readonly state: SafeDeploymentState }
+  options: {
+    readonly chainId: number
+    readonly signers: ReadonlyArray<LocalAccount>
+    readonly state: SafeDeploymentState
+  }
 ): Promise<Hex> => signSafeHash(account, hashMessage(message), options)
 
 /** The Safe's signature of EIP-712 typed data ({@link signSafeHash} of its `hashTypedData`). */
 export const signSafeTypedData = (
   account: SafeAccount,
   typedData: TypedDataDefinition,
-  options: { readonly chainId: number; readonly signers: ReadonlyArray<LocalAccount>; readonly state: SafeDeploymentState }
+  options: {
+    readonly chainId: number
+    readonly signers: ReadonlyArray<LocalAccount>
+    readonly state: SafeDeploymentState
+  }
 ): Promise<Hex> => signSafeHash(account, hashTypedData(typedData), options)

@@ -1,6 +1,16 @@
 import * as Effect from "effect/Effect"
-import { type Address, type Chain, type Hash, type Hex, type LocalAccount, type PublicClient, size, type Transport } from "viem"
-import { getUserOperationHash } from "viem/account-abstraction"
+import {
+  type Address,
+  type Chain,
+  type Hash,
+  type Hex,
+  type LocalAccount,
+  type PublicClient,
+  parseEventLogs,
+  size,
+  type Transport
+} from "viem"
+import { entryPoint07Abi, getUserOperationHash, type UserOperationReceipt } from "viem/account-abstraction"
 import { Bundler, type BundlerError, type UserOperation07 } from "./Bundler"
 import {
   paymasterAndDataOf,
@@ -116,7 +126,10 @@ export interface PreparedSafeOperation {
   readonly gasFrom: "bundler" | "self-paid estimate" | "given"
 }
 
-/** Bytes of the VerifyingPaymaster's `paymasterAndData` beyond the paymaster address and its two gas limits. */
+/** The balance a self-paid estimate pretends the Safe has (1,000 ETH): enough for any prefund. */
+const selfPaidEstimateBalance = 10n ** 21n
+
+/** Calldata gas per non-zero byte (EIP-2028), paid for the `paymasterAndData` a self-paid estimate did not see. */
 const calldataGasPerByte = 16n
 
 /**
@@ -148,7 +161,10 @@ export const prepareSafeOperation = (
       input.sponsor === undefined ? undefined : verifyingPaymasterStub(input.sponsor.paymaster, input.sponsor.window)
 
     const selfPaidEstimate = Effect.gen(function* () {
-      const gas = yield* bundler.estimateUserOperationGas(input.chainId, stub(base), entryPoint)
+      // As if the Safe could pay: a sponsored Safe holds no ETH.
+      const gas = yield* bundler.estimateUserOperationGas(input.chainId, stub(base), entryPoint, {
+        senderBalanceWei: selfPaidEstimateBalance
+      })
       // The sponsored operation carries `paymasterAndData`, which the self-paid one did not: pay for its bytes.
       const extraBytes = sponsorStub === undefined ? 0n : BigInt(size(paymasterAndDataOf({ ...base, ...sponsorStub })))
       return {
@@ -223,6 +239,22 @@ export const prepareSafeOperation = (
     return { op, hash, gasFrom }
   })
 
+/**
+ * The revert data of an operation that was included but whose calls reverted, from the EntryPoint's
+ * `UserOperationRevertReason` event in its receipt's logs (bundlers do not all fill the receipt's `reason`);
+ * undefined when the receipt has no such event.
+ */
+export const operationRevertData = (receipt: UserOperationReceipt): Hex | undefined => {
+  const events = parseEventLogs({
+    abi: entryPoint07Abi,
+    eventName: "UserOperationRevertReason",
+    // The bundle's transaction receipt: an operation's own `logs` leave out the EntryPoint's events.
+    logs: receipt.receipt.logs
+  })
+  const event = events.find((log) => log.args.userOpHash === receipt.userOpHash)
+  return event?.args.revertReason
+}
+
 /** The first call of a batch that reverts, with its revert data, when the calls run one after another. */
 export interface BatchRevert {
   /** Zero-based index of the failing call. */
@@ -232,18 +264,21 @@ export interface BatchRevert {
 }
 
 /**
- * Which call of `calls` makes the batch revert, found by simulating them in sequence from `sender` on the latest
- * block (`eth_simulateV1`, one round trip); undefined when none reverts. MultiSend bubbles the revert data up but not
- * the index, so a failed operation is explained this way.
+ * Which call of `calls` makes the batch revert, found by simulating them in sequence from `sender`
+ * (`eth_simulateV1`, one round trip) on `blockNumber` (the latest block when absent); undefined when none reverts.
+ * MultiSendCallOnly 1.4.1 reverts without data, so a failed batch of several calls is explained this way: before
+ * sending, or on the block before the one that included the failed operation.
  */
 export const locateBatchRevert = async (
   client: PublicClient<Transport, Chain | undefined>,
   sender: Address,
-  calls: ReadonlyArray<SafeCall>
+  calls: ReadonlyArray<SafeCall>,
+  blockNumber?: bigint
 ): Promise<BatchRevert | undefined> => {
   const { results } = await client.simulateCalls({
     account: sender,
-    calls: calls.map((call) => ({ to: call.to, value: call.value, data: call.data }))
+    calls: calls.map((call) => ({ to: call.to, value: call.value, data: call.data })),
+    ...(blockNumber === undefined ? {} : { blockNumber })
   })
   const index = results.findIndex((result) => result.status === "failure")
   const failed = results[index]

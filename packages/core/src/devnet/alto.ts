@@ -84,7 +84,9 @@ const signalGroup = (child: ChildProcess, signal: NodeJS.Signals): void => {
 
 /** SIGTERM to the group, SIGKILL if it lingers; resolves when the leader has exited. */
 const terminateGroup = async (child: ChildProcess): Promise<void> => {
-  const done = hasExited(child) ? Promise.resolve() : new Promise<void>((resolve) => child.once("exit", () => resolve()))
+  const done = hasExited(child)
+    ? Promise.resolve()
+    : new Promise<void>((resolve) => child.once("exit", () => resolve()))
   signalGroup(child, "SIGTERM")
   const lingering = setTimeout(() => signalGroup(child, "SIGKILL"), killGraceMs)
   await done

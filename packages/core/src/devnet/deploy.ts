@@ -219,7 +219,10 @@ export const deployErc4337Contracts = async (
       continue
     }
     // Both deployers take `salt ‖ initCode` as calldata.
-    const receipt = await sendAndWait(wallet, reader, { to: target.deployer, data: concat([target.salt, target.initCode]) })
+    const receipt = await sendAndWait(wallet, reader, {
+      to: target.deployer,
+      data: concat([target.salt, target.initCode])
+    })
     if (!(await hasCode(reader, target.expected))) {
       throw new Error(`${target.name} is not at ${target.expected} after ${receipt.transactionHash}`)
     }
@@ -232,7 +235,13 @@ export const deployErc4337Contracts = async (
     })
   }
 
-  const verifyingPaymaster = await deployVerifyingPaymaster(wallet, reader, canonical.entryPoint.address, paymaster, steps)
+  const verifyingPaymaster = await deployVerifyingPaymaster(
+    wallet,
+    reader,
+    canonical.entryPoint.address,
+    paymaster,
+    steps
+  )
   return {
     contracts: {
       entryPoint: canonical.entryPoint.address,
@@ -265,7 +274,10 @@ const deployVerifyingPaymaster = async (
       reader.readContract({ address: paymaster, abi: verifyingPaymasterAbi, functionName: "owner" }),
       reader.readContract({ address: paymaster, abi: verifyingPaymasterAbi, functionName: "verifyingSigner" })
     ])
-    if (getAddress(owner) !== getAddress(wallet.account.address) || getAddress(signer) !== getAddress(settings.signer)) {
+    if (
+      getAddress(owner) !== getAddress(wallet.account.address) ||
+      getAddress(signer) !== getAddress(settings.signer)
+    ) {
       throw new Error(`the paymaster at ${paymaster} has owner ${owner} and signer ${signer}, not the operator's`)
     }
     steps.push({ contract: "VerifyingPaymaster", address: paymaster, action: "present" })
@@ -304,7 +316,12 @@ const deployVerifyingPaymaster = async (
       data: encodeFunctionData({ abi: entryPoint07Abi, functionName: "depositTo", args: [paymaster] }),
       value: settings.depositWei - info.deposit
     })
-    steps.push({ contract: "VerifyingPaymaster", address: paymaster, action: "funded", transaction: receipt.transactionHash })
+    steps.push({
+      contract: "VerifyingPaymaster",
+      address: paymaster,
+      action: "funded",
+      transaction: receipt.transactionHash
+    })
   }
   if (!info.staked && settings.stakeWei > 0n) {
     const receipt = await sendAndWait(wallet, reader, {
@@ -316,7 +333,12 @@ const deployVerifyingPaymaster = async (
       }),
       value: settings.stakeWei
     })
-    steps.push({ contract: "VerifyingPaymaster", address: paymaster, action: "staked", transaction: receipt.transactionHash })
+    steps.push({
+      contract: "VerifyingPaymaster",
+      address: paymaster,
+      action: "staked",
+      transaction: receipt.transactionHash
+    })
   }
   return paymaster
 }
@@ -360,14 +382,24 @@ export const checkErc4337Code = async (reader: ChainReader): Promise<ReadonlyArr
     published.map(async ([contract, { address, codeHash }]): Promise<CodeCheck> => {
       const actual = await codeHashAt(address)
       const expected = codeHash ?? zeroHash
-      return { contract, address, codeHash: actual, expectedCodeHash: expected, source: "safe-deployments", ok: actual === expected }
+      return {
+        contract,
+        address,
+        codeHash: actual,
+        expectedCodeHash: expected,
+        source: "safe-deployments",
+        ok: actual === expected
+      }
     })
   )
   const fromPackages: ReadonlyArray<[string, Address, Hex]> = [
     [
       "Safe4337Module",
       canonical.safe4337Module.address,
-      concat([creationCode("Safe4337Module"), encodeAbiParameters([{ type: "address" }], [canonical.entryPoint.address])])
+      concat([
+        creationCode("Safe4337Module"),
+        encodeAbiParameters([{ type: "address" }], [canonical.entryPoint.address])
+      ])
     ],
     ["SafeModuleSetup", canonical.safeModuleSetup.address, creationCode("SafeModuleSetup")]
   ]
@@ -375,7 +407,14 @@ export const checkErc4337Code = async (reader: ChainReader): Promise<ReadonlyArr
     fromPackages.map(async ([contract, address, initCode]): Promise<CodeCheck> => {
       const [actual, runtime] = await Promise.all([codeHashAt(address), simulatedRuntimeCode(reader, initCode)])
       const expected = keccak256(runtime)
-      return { contract, address, codeHash: actual, expectedCodeHash: expected, source: "package init code", ok: actual === expected && runtime !== "0x" }
+      return {
+        contract,
+        address,
+        codeHash: actual,
+        expectedCodeHash: expected,
+        source: "package init code",
+        ok: actual === expected && runtime !== "0x"
+      }
     })
   )
   const entryPointHash = await codeHashAt(canonical.entryPoint.address)
