@@ -87,7 +87,7 @@ export interface OperationGasLimits {
 export type GasSource =
   /** The bundler estimates the operation as sent (with a placeholder sponsorship); if it refuses, as self-paid. */
   | { readonly kind: "estimate" }
-  /** The bundler estimates the operation as if self-paid; the paymaster's share is added by hand (see notes). */
+  /** The bundler estimates the operation as if self-paid; the paymaster's share is added by hand (docs/decisions.md). */
   | { readonly kind: "self-paid estimate" }
   /** The caller's limits, as they are. */
   | { readonly kind: "given"; readonly limits: OperationGasLimits }
