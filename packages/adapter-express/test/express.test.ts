@@ -2,10 +2,12 @@ import type { AddressInfo } from "node:net"
 import { embeddedPorts, type Gateway, makeGateway } from "@walletgate/core"
 import {
   conformanceCases,
+  declaredLengthCases,
   makeConformanceGateway,
   runConformance,
   SmsOutbox,
-  sendOverHttp
+  sendOverHttp,
+  sendOverSocket
 } from "@walletgate/core/testing"
 import { walletgate } from "@walletgate/express"
 import { Layer, Logger } from "effect"
@@ -50,6 +52,25 @@ describe("conformance: Express", () => {
         const hostOwned = name.startsWith("behind") ? ["malformed JSON", "not UTF-8", "over the limit"] : []
         expect(failing.filter(([caseName]) => !hostOwned.some((part) => caseName.includes(part)))).toEqual([])
         expect(Object.keys(results)).toHaveLength(conformanceCases.length)
+      } finally {
+        await server.close()
+        await gateway.dispose()
+      }
+    })
+  }
+})
+
+describe("a body declared larger than the limit, through Express", () => {
+  for (const [name, mounted] of Object.entries({ "at the root": "", "under /wallet": "/wallet" })) {
+    it(`is refused at once with 413 and the connection closed, mounted ${name}`, async () => {
+      const gateway = makeConformanceGateway()
+      const server = await listen(express().use(mounted === "" ? "/" : mounted, walletgate(gateway)))
+      try {
+        // Only 2 of the declared bytes are sent: the answer comes only if nothing waits for the rest.
+        const results = await runConformance(sendOverSocket(`${server.url}${mounted}`), declaredLengthCases)
+        expect(Object.entries(results).filter(([, problems]) => problems.length > 0)).toEqual([])
+        // The next request, on a new connection, is answered as usual.
+        expect((await fetch(`${server.url}${mounted}/functions/v1/.well-known/jwks.json`)).status).toBe(200)
       } finally {
         await server.close()
         await gateway.dispose()

@@ -1,5 +1,12 @@
 import type { Gateway } from "@walletgate/core"
-import { conformanceCases, makeConformanceGateway, runConformance, sendOverHttp } from "@walletgate/core/testing"
+import {
+  conformanceCases,
+  declaredLengthCases,
+  makeConformanceGateway,
+  runConformance,
+  sendOverHttp,
+  sendOverSocket
+} from "@walletgate/core/testing"
 import { type KoaMiddleware, walletgate } from "@walletgate/koa"
 import Koa from "koa"
 import { describe, expect, it } from "vitest"
@@ -57,4 +64,26 @@ describe("conformance: Koa", () => {
     expect(failing.map(([name]) => name)).toEqual(problemCases.map((c) => c.name))
     expect(failing[0]?.[1]).toEqual(["content-type application/json, expected application/problem+json"])
   })
+})
+
+describe("a body declared larger than the limit, through Koa", () => {
+  for (const [name, [build, base]] of Object.entries({
+    "at the root": [(gateway: Gateway) => app(walletgate(gateway)), ""],
+    "under prefix /wallet": [(gateway: Gateway) => app(walletgate(gateway, { prefix: "/wallet" })), "/wallet"]
+  } as const)) {
+    it(`is refused at once with 413 and the connection closed, mounted ${name}`, async () => {
+      const gateway = makeConformanceGateway()
+      const server = await listen(build(gateway))
+      try {
+        // Only 2 of the declared bytes are sent: the answer comes only if nothing waits for the rest.
+        const results = await runConformance(sendOverSocket(`${server.url}${base}`), declaredLengthCases)
+        expect(Object.entries(results).filter(([, problems]) => problems.length > 0)).toEqual([])
+        // The next request, on a new connection, is answered as usual.
+        expect((await fetch(`${server.url}${base}/functions/v1/.well-known/jwks.json`)).status).toBe(200)
+      } finally {
+        await server.close()
+        await gateway.dispose()
+      }
+    })
+  }
 })

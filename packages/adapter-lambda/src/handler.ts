@@ -56,7 +56,7 @@ export const createHandler = (gateway: Gateway, options: LambdaHandlerOptions = 
       return translation.result(unsupportedEvent(requestId(), MISTYPED_FIELDS))
     }
     try {
-      return translation.result(await gateway.handle(request))
+      return translation.result(withoutConnection(await gateway.handle(request)))
     } catch {
       // `handle` never rejects by contract; should it ever, the function still answers.
       return translation.result(problem(internalErrorDocument, requestId()))
@@ -227,13 +227,30 @@ const encodePath = (path: string): string =>
 const remoteAddress = (address: string | undefined): { remoteAddress?: string } =>
   address === undefined || address === "" ? {} : { remoteAddress: address }
 
-/** The body's bytes (base64 decoded to bytes, never to text first), at most `limit + 1` of them. */
+/**
+ * The body's bytes (base64 decoded to bytes, never to text first), at most `limit + 1` of them: only the part of
+ * the event's text that can hold them is decoded, however large the body.
+ */
 const rawBody = (event: Pick<RestApiEvent, "body" | "isBase64Encoded">, limit: number): { rawBody?: Uint8Array } => {
   if (event.body === undefined || event.body === null || event.body === "") return {}
-  const bytes = Buffer.from(event.body, event.isBase64Encoded === true ? "base64" : "utf8")
+  // 4 base64 characters hold 3 bytes; a UTF-8 character is at least 1 byte.
+  const bytes =
+    event.isBase64Encoded === true
+      ? Buffer.from(event.body.slice(0, Math.ceil((limit + 1) / 3) * 4), "base64")
+      : Buffer.from(event.body.slice(0, limit + 1), "utf8")
   // The core answers 413 on limit + 1 bytes. Copied into a buffer of its own: a small Buffer shares
   // Node's pool with other data.
   return { rawBody: new Uint8Array(bytes.subarray(0, limit + 1)) }
+}
+
+/**
+ * The answer without `connection`: the core closes a connection after a body it did not read, but a Lambda result
+ * has no connection of its own, and API Gateway does not pass the hop-by-hop field on (RFC 9110 §7.6.1).
+ */
+const withoutConnection = (response: GatewayResponse): GatewayResponse => {
+  if (response.headers.connection === undefined) return response
+  const { connection: _, ...headers } = response.headers
+  return { ...response, headers }
 }
 
 const basePathOf = (basePath: string | undefined): string => {

@@ -1,3 +1,7 @@
+import { BodyIncomplete } from "./errors"
+import { problemFor, problemResponse } from "./problem"
+import { requestIdOf } from "./requestId"
+
 /**
  * The framework-neutral HTTP contract (DESIGN §3). Adapters map their framework's request to a
  * {@link GatewayRequest} and write the {@link GatewayResponse} back; nothing else crosses the boundary.
@@ -96,19 +100,29 @@ export const readBodyWithin = async (source: BodySource, limit: number): Promise
   return joinWithin(chunks, size, limit)
 }
 
-const DECIMAL_LENGTH = /^[0-9]{1,15}$/
+const DECIMAL = /^[0-9]+$/
+
+/**
+ * Whether a `Content-Length` value declares a body larger than `limit` bytes. Such a request is refused (413) before
+ * any of its body is read: a client may declare 100 GB and send 2 bytes, and a reader waiting for the rest would hold
+ * the connection until the host's request timeout.
+ */
+export const declaresBodyOver = (contentLength: string | null | undefined, limit: number): boolean =>
+  contentLength !== null && contentLength !== undefined && DECIMAL.test(contentLength) && Number(contentLength) > limit
 
 /**
  * The body of a web-standard `Request`, within `limit` as {@link readBodyWithin} reads it; `undefined` when it has
- * none. A body whose `Content-Length` is declared and within the limit is read in one piece (`arrayBuffer()`, a few
- * µs cheaper than iterating its stream: the runtime that made the `Request` framed the body by that length, RFC 9112
- * §6.3); any other body is read chunk by chunk and cut at `limit + 1` bytes.
+ * none, and when its `Content-Length` declares more than `limit`: nothing of that body is read, and the core refuses
+ * the request by that header (413), so hand it on. A body whose `Content-Length` is declared and within the limit is
+ * read in one piece (`arrayBuffer()`, a few µs cheaper than iterating its stream: the runtime that made the
+ * `Request` framed the body by that length, RFC 9112 §6.3); any other body is read chunk by chunk and cut at
+ * `limit + 1` bytes.
  */
 export const readRequestBody = async (request: Request, limit: number): Promise<Uint8Array | undefined> => {
   if (request.body === null) return undefined
   const declared = request.headers.get("content-length")
-  if (declared !== null && DECIMAL_LENGTH.test(declared) && Number(declared) <= limit) {
-    return new Uint8Array(await request.arrayBuffer())
+  if (declared !== null && DECIMAL.test(declared)) {
+    return Number(declared) > limit ? undefined : new Uint8Array(await request.arrayBuffer())
   }
   return readBodyWithin(request.body, limit)
 }
@@ -119,18 +133,34 @@ export type HostStream = AsyncIterable<Uint8Array | string> & { readonly readabl
 /**
  * Answers `request`, whose body no host parser took, with `gateway`: when its method carries a body the host
  * has not read, after reading it from `stream` within the gateway's limit (zero bytes is no body); otherwise at
- * once, without waiting on the stream.
+ * once, without waiting on the stream. A body declared larger than the limit is not read at all (the gateway
+ * answers 413 by its `Content-Length`). A stream that fails mid-body (the client went away) is answered 400
+ * `body_incomplete`: the promise never rejects, so no host logs a client's abort as a server error.
  */
 export const handleReadingBody = (
   gateway: Gateway,
   request: GatewayRequest,
   stream: HostStream
 ): Promise<GatewayResponse> =>
-  methodTakesBody(request.method) && !stream.readableEnded
-    ? readBodyWithin(stream, gateway.bodyLimit).then((rawBody) =>
-        gateway.handle(rawBody.byteLength === 0 ? request : { ...request, rawBody })
+  methodTakesBody(request.method) &&
+  !stream.readableEnded &&
+  !declaresBodyOver(request.headers["content-length"], gateway.bodyLimit)
+    ? readBodyWithin(stream, gateway.bodyLimit).then(
+        (rawBody) => gateway.handle(rawBody.byteLength === 0 ? request : { ...request, rawBody }),
+        () => incompleteBody(request)
       )
     : gateway.handle(request)
+
+/** The answer to a body that could not be read to its end, with the headers every answer carries. */
+const incompleteBody = (request: GatewayRequest): GatewayResponse => {
+  const { document, headers } = problemFor(new BodyIncomplete())
+  return problemResponse(document, {
+    ...headers,
+    "cache-control": "no-store",
+    "x-content-type-options": "nosniff",
+    "x-request-id": requestIdOf(request.headers["x-request-id"])
+  })
+}
 
 /** A running walletgate: what adapters mount. Build one with `makeGateway`. */
 export interface Gateway {

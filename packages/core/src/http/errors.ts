@@ -30,10 +30,19 @@ export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaTyp
   accepted: Schema.Array(Schema.String)
 }) {}
 
-/** The body is larger than the gateway's limit. Answered 413 `payload_too_large`. */
+/**
+ * The body is (or is declared) larger than the gateway's limit. Answered 413 `payload_too_large`, closing the
+ * connection: the rest of the body was not read.
+ */
 export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", {
   limit: Schema.Int
 }) {}
+
+/**
+ * The body could not be read to its end: the client went away or its stream failed mid-body. Answered 400
+ * `body_incomplete` (to a client that is usually gone), closing the connection.
+ */
+export class BodyIncomplete extends Schema.TaggedError<BodyIncomplete>()("BodyIncomplete", {}) {}
 
 /** The route needs a body and none came. Answered 400 `body_required`. */
 export class BodyRequired extends Schema.TaggedError<BodyRequired>()("BodyRequired", {}) {}
@@ -61,6 +70,7 @@ export type GatewayError =
   | MethodNotAllowed
   | UnsupportedMediaType
   | PayloadTooLarge
+  | BodyIncomplete
   | BodyRequired
   | MalformedJson
   | InvalidRequest
@@ -105,6 +115,8 @@ export interface ProblemMapping<E> {
   readonly extensions?: (error: E) => Readonly<Record<string, string | number>>
 }
 
+const CLOSE: Readonly<Record<string, string>> = { connection: "close" }
+
 type ProblemTable = { readonly [Tag in GatewayError["_tag"]]: ProblemMapping<Extract<GatewayError, { _tag: Tag }>> }
 
 /**
@@ -130,7 +142,16 @@ export const problemTable: ProblemTable = {
     status: 413,
     code: "payload_too_large",
     title: "Payload too large",
-    detail: (e) => `The body may be at most ${e.limit} bytes.`
+    detail: (e) => `The body may be at most ${e.limit} bytes.`,
+    // What is left of the body was not read: the connection cannot carry another request (RFC 9112 §9.6).
+    headers: () => CLOSE
+  },
+  BodyIncomplete: {
+    status: 400,
+    code: "body_incomplete",
+    title: "Body incomplete",
+    detail: () => "The body ended before it was complete.",
+    headers: () => CLOSE
   },
   BodyRequired: {
     status: 400,

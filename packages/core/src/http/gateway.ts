@@ -8,7 +8,7 @@ import * as LogLevel from "effect/LogLevel"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as References from "effect/References"
 import * as Result from "effect/Result"
-import { type Gateway, type GatewayRequest, type GatewayResponse, readRequestBody } from "./contract"
+import { declaresBodyOver, type Gateway, type GatewayRequest, type GatewayResponse, readRequestBody } from "./contract"
 import {
   BodyRequired,
   type GatewayError,
@@ -19,6 +19,7 @@ import {
   UnsupportedMediaType
 } from "./errors"
 import { internalErrorDocument, problemFor, problemResponse } from "./problem"
+import { requestIdOf } from "./requestId"
 import type { BodyMedia, Reply, Route, RouteContext } from "./route"
 import { makeRouter } from "./router"
 
@@ -33,7 +34,6 @@ export interface GatewayOptions<R, E> {
   readonly bodyLimit?: number
 }
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 const utf8 = new TextDecoder("utf-8", { fatal: true })
 
 /** The media type of a `content-type` value, lower-cased and without parameters. */
@@ -55,8 +55,9 @@ const parseBody = (
   request: GatewayRequest,
   limit: number
 ): Result.Result<unknown, GatewayError> => {
+  // A declared length over the limit was refused before routing; bytes past it are refused here.
   const declared = Number(request.headers["content-length"] ?? "0")
-  if (declared > limit || (request.rawBody?.byteLength ?? 0) > limit) return Result.fail(new PayloadTooLarge({ limit }))
+  if ((request.rawBody?.byteLength ?? 0) > limit) return Result.fail(new PayloadTooLarge({ limit }))
   // A host parser may hand over `{}` for a request that had no body at all (RFC 9112 §6.3: a body is
   // framed by Content-Length or Transfer-Encoding), so a parsed body counts only when one was framed.
   const framed = request.headers["transfer-encoding"] !== undefined || declared > 0
@@ -158,8 +159,9 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
   if (!Number.isInteger(bodyLimit) || bodyLimit < 1) throw new RangeError("bodyLimit must be a positive whole number")
   const runtime = ManagedRuntime.make(options.layer)
   const route = makeRouter(options.routes)
-  // The same document for every unknown path, so it is written once.
+  // The same documents for every unknown path and every body declared too large, so they are written once.
   const notFound = problemAnswer(new RouteNotFound())
+  const tooLarge = problemAnswer(new PayloadTooLarge({ limit: bodyLimit }))
 
   /** The answer to a defect (a bug): logged with its cause, answered 500 without a detail. */
   const defectAnswer = (cause: Cause.Cause<unknown>, requestId?: string): GatewayResponse => {
@@ -222,13 +224,17 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
   const answer = (request: GatewayRequest, run: Running): Promise<GatewayResponse> => {
     const log = run.logging
     const started = log.requests ? performance.now() : 0
-    const offered = request.headers["x-request-id"]
-    const requestId = offered !== undefined && REQUEST_ID.test(offered) ? offered : crypto.randomUUID()
-    const match = route(request.method.toUpperCase(), request.path)
+    const requestId = requestIdOf(request.headers["x-request-id"])
     const done = (response: GatewayResponse) => {
       if (log.requests) logRequest(request, response.status, started, requestId)
       return response
     }
+    // Refused whatever the route: a body of that size would never be read, and waiting for it is what an attacker
+    // who declares 100 GB and sends 2 bytes wants. The answer closes the connection (the problem's headers).
+    if (declaresBodyOver(request.headers["content-length"], bodyLimit)) {
+      return Promise.resolve(done(finish(tooLarge, requestId)))
+    }
+    const match = route(request.method.toUpperCase(), request.path)
     if (match._tag === "NotFound") return Promise.resolve(done(finish(notFound, requestId)))
     if (match._tag === "WrongMethod") {
       return Promise.resolve(done(finish(problemAnswer(new MethodNotAllowed({ allow: match.allow })), requestId)))

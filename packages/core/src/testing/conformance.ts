@@ -1,3 +1,4 @@
+import { connect } from "node:net"
 import * as Layer from "effect/Layer"
 import { hashClientSecret } from "../auth/AppAuth"
 import type { Gateway } from "../http/contract"
@@ -599,6 +600,43 @@ export const conformanceCases: ReadonlyArray<ConformanceCase> = [
   }
 ]
 
+/** The `Content-Length` the cases of {@link declaredLengthCases} declare: about 100 GB, of which 2 bytes are sent. */
+export const DECLARED_OVERSIZE = "99999999999"
+
+const TOO_LARGE = problem(
+  413,
+  "payload_too_large",
+  "Payload too large",
+  `The body may be at most ${CONFORMANCE_BODY_LIMIT} bytes.`
+)
+
+/**
+ * Requests that declare a body far larger than the limit and send 2 bytes of it. `fetch` cannot send them (it frames
+ * the body itself); {@link sendOverSocket} can. Each must be refused at once with 413, before the body is read: a
+ * server that reads first waits for bytes that never come. The answer closes the connection (`Connection: close`): the
+ * rest of the declared body would otherwise stand where the next request on it should.
+ */
+export const declaredLengthCases: ReadonlyArray<ConformanceCase> = [
+  {
+    name: "a body declared larger than the limit is 413 before it is read",
+    request: {
+      ...post(SIGN_IN, "{}"),
+      headers: { "content-type": "application/json", "content-length": DECLARED_OVERSIZE }
+    },
+    expect: { status: 413, contentType: PROBLEM, headers: { connection: "close" }, body: TOO_LARGE }
+  },
+  {
+    name: "a GET declaring a body larger than the limit is 413 too",
+    request: {
+      method: "GET",
+      path: "/functions/v1/.well-known/jwks.json",
+      headers: { "content-length": DECLARED_OVERSIZE },
+      body: "{}"
+    },
+    expect: { status: 413, contentType: PROBLEM, headers: { connection: "close" }, body: TOO_LARGE }
+  }
+]
+
 const canonical = (value: unknown): unknown => {
   if (Array.isArray(value)) return value.map(canonical)
   if (value !== null && typeof value === "object") {
@@ -644,14 +682,15 @@ export const checkConformance = (testCase: ConformanceCase, response: Conformanc
 }
 
 /**
- * Runs the whole table through `send` (one target: an adapter on a real server, a Lambda handler, …)
+ * Runs the whole table (or `cases`) through `send` (one target: an adapter on a real server, a Lambda handler, …)
  * and returns the differences per case name. A target conforms when every list is empty.
  */
 export const runConformance = async (
-  send: (request: ConformanceRequest) => Promise<ConformanceResponse>
+  send: (request: ConformanceRequest) => Promise<ConformanceResponse>,
+  cases: ReadonlyArray<ConformanceCase> = conformanceCases
 ): Promise<Record<string, ReadonlyArray<string>>> => {
   const results: Record<string, ReadonlyArray<string>> = {}
-  for (const testCase of conformanceCases) {
+  for (const testCase of cases) {
     const setup: Array<string> = []
     const answers: Array<ConformanceResponse> = []
     for (const request of testCase.before ?? []) {
@@ -681,3 +720,53 @@ export const sendOverHttp =
     })
     return { status: response.status, headers, body: await response.text() }
   }
+
+/**
+ * Sends a conformance request on a new TCP connection, its head exactly as given (a `Content-Length` the body does
+ * not have is sent as it is; one is added only when none is given), and collects the answer once the server has
+ * closed the connection: a server that keeps it open never answers here. The answer carries `connection`.
+ */
+export const sendOverSocket =
+  (baseUrl: string) =>
+  (request: ConformanceRequest): Promise<ConformanceResponse> => {
+    const url = new URL(`${baseUrl}${request.path}`)
+    const body = typeof request.body === "string" ? new TextEncoder().encode(request.body) : request.body
+    const headers: Record<string, string> = { host: url.host, ...request.headers }
+    const named = (name: string) => Object.keys(headers).some((key) => key.toLowerCase() === name)
+    if (body !== undefined && !named("content-length")) headers["content-length"] = String(body.byteLength)
+    const head = [
+      `${request.method} ${url.pathname}${url.search} HTTP/1.1`,
+      ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)
+    ].join("\r\n")
+    return new Promise((resolve, reject) => {
+      const chunks: Array<Buffer> = []
+      const socket = connect(Number(url.port), url.hostname, () => {
+        socket.write(`${head}\r\n\r\n`)
+        if (body !== undefined) socket.write(body)
+      })
+      socket.on("data", (chunk: Buffer) => chunks.push(chunk))
+      socket.on("error", reject)
+      socket.on("close", () => {
+        const answer = parseAnswer(Buffer.concat(chunks).toString("utf8"))
+        if (answer === undefined) reject(new Error("the server closed the connection without an answer"))
+        else resolve(answer)
+      })
+    })
+  }
+
+/** An HTTP/1.1 answer with a `Content-Length` (or ended by the connection's close), as read from a socket. */
+const parseAnswer = (raw: string): ConformanceResponse | undefined => {
+  const end = raw.indexOf("\r\n\r\n")
+  if (end === -1) return undefined
+  const [statusLine = "", ...lines] = raw.slice(0, end).split("\r\n")
+  const status = Number(statusLine.split(" ")[1])
+  if (!Number.isInteger(status)) return undefined
+  const headers: Record<string, string> = {}
+  for (const line of lines) {
+    const colon = line.indexOf(":")
+    if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim()
+  }
+  const rest = raw.slice(end + 4)
+  const length = headers["content-length"]
+  return { status, headers, body: length === undefined ? rest : rest.slice(0, Number(length)) }
+}

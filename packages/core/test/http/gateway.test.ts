@@ -177,11 +177,10 @@ describe("readRequestBody", () => {
     expect(new TextDecoder().decode(body)).toBe('{"phone":"+14155552671"}')
   })
 
-  it("reads a body declared larger than the limit only to one byte past it", async () => {
-    const { stream, counter } = streamed(100)
-    const body = await readRequestBody(postOf(stream, { "content-length": "1000" }), 25)
-    expect(body?.byteLength).toBe(26)
-    expect(counter.pulled).toBeLessThan(100)
+  it("reads nothing of a body declared larger than the limit: the core refuses it by its header", async () => {
+    const request = postOf(streamed(100).stream, { "content-length": "1000" })
+    expect(await readRequestBody(request, 25)).toBeUndefined()
+    expect(request.bodyUsed).toBe(false)
   })
 
   it("reads a body of unknown length only to one byte past the limit", async () => {
@@ -203,17 +202,62 @@ describe("readRequestBody", () => {
 
   it("lets gateway.fetch refuse a declared oversized body with 413", async () => {
     const gateway = makeGateway({ bodyLimit: 25, loggers: [] })
-    const { stream, counter } = streamed(100)
+    const request = new Request("http://gateway.test/functions/v1/signInWithOTP", {
+      method: "POST",
+      body: streamed(100).stream,
+      headers: { "content-type": "application/json", "content-length": "1000" },
+      duplex: "half"
+    } as RequestInit)
+    const response = await gateway.fetch(request)
+    expect(response.status).toBe(413)
+    expect(request.bodyUsed).toBe(false)
+    await gateway.dispose()
+  })
+
+  it("lets gateway.fetch answer 413 at once when the declared body never comes", async () => {
+    const gateway = makeGateway({ bodyLimit: 25, loggers: [] })
+    // 2 bytes of the 99999999999 declared, then nothing: a reader that waits for the rest never answers.
+    const stalled = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode("{}"))
+      }
+    })
     const response = await gateway.fetch(
       new Request("http://gateway.test/functions/v1/signInWithOTP", {
         method: "POST",
-        body: stream,
-        headers: { "content-type": "application/json", "content-length": "1000" },
+        body: stalled,
+        headers: { "content-type": "application/json", "content-length": "99999999999" },
         duplex: "half"
       } as RequestInit)
     )
     expect(response.status).toBe(413)
-    expect(counter.pulled).toBeLessThan(100)
+    expect(response.headers.get("connection")).toBe("close")
+    expect(await response.json()).toMatchObject({ code: "payload_too_large" })
+    await gateway.dispose()
+  })
+})
+
+describe("a body declared larger than the limit", () => {
+  it("is refused 413 on every path, bodyless methods too, closing the connection", async () => {
+    const gateway = makeGateway({ bodyLimit: 25, loggers: [] })
+    const declared = { "content-length": "99999999999" }
+    for (const request of [
+      { ...get("/functions/v1/.well-known/jwks.json"), headers: declared },
+      { ...get("/no-such-path"), headers: declared },
+      { method: "POST", path: "/functions/v1/signInWithOTP", query: new URLSearchParams(), headers: declared }
+    ]) {
+      const response = await gateway.handle(request)
+      expect(response.status).toBe(413)
+      expect(response.headers).toMatchObject({ connection: "close", "content-type": "application/problem+json" })
+      expect(JSON.parse(response.body)).toMatchObject({ code: "payload_too_large" })
+    }
+    // A declared length within the limit is not refused for it.
+    const within = await gateway.handle({
+      ...get("/functions/v1/.well-known/jwks.json"),
+      headers: { "content-length": "25" }
+    })
+    expect(within.status).toBe(200)
+    expect(within.headers.connection).toBeUndefined()
     await gateway.dispose()
   })
 })
@@ -255,6 +299,36 @@ describe("handleReadingBody", () => {
     const refused = await handleReadingBody(gateway, signIn, drained.source)
     expect(JSON.parse(refused.body)).toMatchObject({ code: "body_required" })
     expect([jwks.read.started, drained.read.started]).toEqual([false, false])
+    await gateway.dispose()
+  })
+
+  it("answers a body declared larger than the limit without reading any of it", async () => {
+    const gateway = makeGateway({ loggers: [], bodyLimit: 10 })
+    const { source, read } = watched(false, "{}")
+    const response = await handleReadingBody(
+      gateway,
+      { ...signIn, headers: { ...signIn.headers, "content-length": "99999999999" } },
+      source
+    )
+    expect(read.started).toBe(false)
+    expect(response.status).toBe(413)
+    expect(response.headers.connection).toBe("close")
+    await gateway.dispose()
+  })
+
+  it("answers, never rejects, when the client goes away mid-body (no error reaches the host to log)", async () => {
+    const gateway = makeGateway({ loggers: [] })
+    const aborted = {
+      readableEnded: false,
+      async *[Symbol.asyncIterator]() {
+        yield '{"phone":'
+        throw Object.assign(new Error("aborted"), { code: "ECONNRESET" })
+      }
+    }
+    const response = await handleReadingBody(gateway, signIn, aborted)
+    expect(response.status).toBe(400)
+    expect(response.headers.connection).toBe("close")
+    expect(JSON.parse(response.body)).toMatchObject({ code: "body_incomplete" })
     await gateway.dispose()
   })
 
