@@ -14,6 +14,19 @@ export const noneMatch = (header: string | undefined, tag: string): boolean => {
   return header.split(",").some((candidate) => opaque(candidate) === opaque(tag))
 }
 
+/** Tags of bodies already tagged: a body kept by a server-side cache is hashed once, however often it is sent. */
+const tags = new WeakMap<object, string>()
+
+/** The entity tag of `body` as the gateway serialises it; bodies are never changed once answered. */
+const tagOf = (body: unknown): string => {
+  if (typeof body !== "object" || body === null) return entityTag(JSON.stringify(body))
+  const known = tags.get(body)
+  if (known !== undefined) return known
+  const tag = entityTag(JSON.stringify(body))
+  tags.set(body, tag)
+  return tag
+}
+
 /**
  * A cacheable 200 answer of `body` with a strong `ETag` and `cacheControl`; or, when the request's
  * `If-None-Match` already names that tag, a 304 without a body that carries the same `ETag` and
@@ -21,7 +34,7 @@ export const noneMatch = (header: string | undefined, tag: string): boolean => {
  * so the tag is that of the bytes sent.
  */
 export const cacheableReply = (request: GatewayRequest, body: unknown, cacheControl: string): Reply => {
-  const etag = entityTag(JSON.stringify(body))
+  const etag = tagOf(body)
   const headers = { etag, "cache-control": cacheControl }
   return noneMatch(request.headers["if-none-match"], etag)
     ? { status: 304, body: undefined, headers }

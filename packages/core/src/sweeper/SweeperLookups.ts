@@ -1,6 +1,9 @@
+import * as Cache from "effect/Cache"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import { type Address, formatEther, formatUnits, getAddress, zeroAddress } from "viem"
 import { type ChainUnavailable, type Network, Networks } from "../chain/networks"
@@ -17,10 +20,15 @@ import { type SupportedToken, TokenRegistry } from "./TokenRegistry"
 /** Why a lookup has no answer. */
 export type LookupError = SweeperNotConfigured | ChainUnavailable | PriceUnavailable | IndexSyncing | StoreUnavailable
 
+/** Most addresses whose answers are kept at once (the least recently asked go first). */
+const CACHED_ADDRESSES = 1_000
+
 /**
  * The dust-sweeping lookups (SPEC §4.5–4.7), from the chain: an address's portfolio and sweeps, and the
  * orders. Balances are read in one round trip, and the order index is caught up to the same block
  * before it is read, so an answer is one consistent snapshot or a failure, never a partial one.
+ * Answers are kept for `cacheSeconds` (failures are not), so identical lookups within that time cost one
+ * read of the chain; the listings scan and list at most `maxOrders` orders, the newest.
  */
 export class SweeperLookups extends Context.Service<
   SweeperLookups,
@@ -107,7 +115,11 @@ export class SweeperLookups extends Context.Service<
         const { tokens, target } = yield* followed
         const head = yield* reader.head(network)
         yield* indexer.catchUp(target, head)
-        const approvals = (yield* index.standingApprovals(target.id)).filter((approval) => approval.blockNumber <= head)
+        // Anyone can approve the sweeper for a listed token: only the newest `maxOrders` approvals are read.
+        const approvals = (yield* index.standingApprovals(target.id))
+          .filter((approval) => approval.blockNumber <= head)
+          .sort((a, b) => byPosition(b, a))
+          .slice(0, settings.maxOrders)
         const read = yield* reader.pairs(network, approvals, head)
         const listed = new Map(tokens.map((token) => [token.address, token]))
         const orders = approvals.flatMap((approval, at) => {
@@ -120,7 +132,6 @@ export class SweeperLookups extends Context.Service<
           const { symbol, decimals } = described(token, read.tokens.get(approval.token))
           return [{ approval, balance: formatUnits(remaining, decimals), symbol }]
         })
-        orders.sort((a, b) => byPosition(b.approval, a.approval))
         return { head, target, orders }
       })
 
@@ -138,7 +149,9 @@ export class SweeperLookups extends Context.Service<
 
       const allOrders = Effect.gen(function* () {
         const { head, target, orders } = yield* open
-        const sweeps = (yield* index.sweeps(target.id)).filter((sweep) => sweep.blockNumber <= head)
+        const sweeps = (yield* index.sweeps(target.id))
+          .filter((sweep) => sweep.blockNumber <= head)
+          .slice(0, settings.maxOrders)
         const listing: Array<{ readonly at: IndexedApproval | IndexedSweep; readonly order: Order }> = [
           ...orders.map(({ approval, balance, symbol }) => ({
             at: approval,
@@ -156,13 +169,43 @@ export class SweeperLookups extends Context.Service<
           }))
         ]
         listing.sort((a, b) => byPosition(b.at, a.at))
-        return listing.map(({ order }) => order)
+        return listing.slice(0, settings.maxOrders).map(({ order }) => order)
       }).pipe(Effect.withSpan("SweeperLookups.allOrders"))
 
-      return SweeperLookups.of({ wallet, allOrders, openOrders })
+      // One read of the chain per `cacheSeconds` for each address and each listing; concurrent lookups of one
+      // share the read under way, and a kept answer is the same object, so its entity tag is computed once.
+      const keptWallet = yield* keptFor(settings.cacheSeconds, CACHED_ADDRESSES, wallet)
+      const keptOpen = yield* keptFor(settings.cacheSeconds, 1, (_: "open") => openOrders)
+      const keptAll = yield* keptFor(settings.cacheSeconds, 1, (_: "all") => allOrders)
+      return SweeperLookups.of({
+        // One key per address, however it is spelled: the answer names it checksummed either way.
+        wallet: (address) => keptWallet(address.toLowerCase() as Address),
+        allOrders: keptAll("all"),
+        openOrders: keptOpen("open")
+      })
     })
   )
 }
+
+/**
+ * `lookup` with its successes kept for `seconds` (at most `capacity` keys, the least recently asked forgotten
+ * first), concurrent calls for one key sharing one run; `lookup` itself when `seconds` is 0. Failures are not kept:
+ * the next call tries again (an index that is syncing goes on from where it stopped).
+ */
+const keptFor = <K, A, E>(
+  seconds: number,
+  capacity: number,
+  lookup: (key: K) => Effect.Effect<A, E>
+): Effect.Effect<(key: K) => Effect.Effect<A, E>> =>
+  seconds === 0
+    ? Effect.succeed(lookup)
+    : Effect.map(
+        Cache.makeWith(lookup, {
+          capacity,
+          timeToLive: (exit) => (Exit.isSuccess(exit) ? Duration.seconds(seconds) : Duration.zero)
+        }),
+        (cache) => (key: K) => Cache.get(cache, key)
+      )
 
 /** An ISO 8601 UTC timestamp of a Unix time in seconds. */
 const iso = (seconds: number): string => DateTime.formatIso(DateTime.makeUnsafe(seconds * 1000))

@@ -1,3 +1,4 @@
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { Address } from "viem"
@@ -6,9 +7,38 @@ import { cacheableReply } from "../http/caching"
 import { corsHeaders, preflightReply } from "../http/cors"
 import type { GatewayError } from "../http/errors"
 import { type Route, type RouteContext, routeWithoutBody } from "../http/route"
+import { RateLimited } from "../otp/errors"
+import { RateLimiter } from "../ratelimit/RateLimiter"
+import type { StoreUnavailable } from "../state/errors"
 import { InvalidAddress } from "./errors"
 import { SweeperLookups } from "./SweeperLookups"
 import { SweeperSettings } from "./settings"
+
+const MINUTE_MS = 60_000
+
+/**
+ * The rate-limit key of a lookup's client. Requests whose client IP is unknown (a Lambda behind an ALB without
+ * `trustProxy`, a host that passes none) share one key: limited together, never unlimited.
+ */
+const lookupKey = (clientIp: string | undefined): string =>
+  clientIp === undefined ? "sweeper:lookup:ip-unknown" : `sweeper:lookup:ip:${clientIp}`
+
+/** Counts a lookup against its client's budget per minute; refused 429 `rate_limited` with `Retry-After` past it. */
+const admitted = Effect.fnUntraced(function* (
+  settings: SweeperSettings["Service"],
+  clientIp: string | undefined
+): Effect.fn.Return<void, RateLimited | StoreUnavailable, RateLimiter> {
+  const limiter = yield* RateLimiter
+  const now = yield* Clock.currentTimeMillis
+  const decision = yield* limiter.consume(
+    [{ key: lookupKey(clientIp), limit: settings.lookupsPerIpPerMinute }],
+    MINUTE_MS,
+    now
+  )
+  if (!decision.allowed) {
+    return yield* new RateLimited({ retryAfterSeconds: Math.max(1, Math.ceil(decision.retryAfterMs / 1000)) })
+  }
+})
 
 const isAddress = Schema.is(AddressString)
 
@@ -25,13 +55,16 @@ const cors = (context: RouteContext) =>
 const lookup = (
   path: string,
   read: (lookups: SweeperLookups["Service"], context: RouteContext) => Effect.Effect<unknown, GatewayError>
-): ReadonlyArray<Route<SweeperLookups | SweeperSettings>> => [
+): ReadonlyArray<Route<SweeperLookups | SweeperSettings | RateLimiter>> => [
   {
     ...routeWithoutBody(
       "GET",
       path,
       Effect.fnUntraced(function* (context) {
         const settings = yield* SweeperSettings
+        // Lookups are unauthenticated and each may read the chain: every client has a budget. A gateway without
+        // sweeper settings answers 404 at no cost, and counts nothing.
+        if (settings.network !== undefined) yield* admitted(settings, context.clientIp)
         const body = yield* read(yield* SweeperLookups, context)
         return cacheableReply(context.request, body, `public, max-age=${settings.maxAgeSeconds}`)
       })
@@ -45,7 +78,7 @@ const lookup = (
 ]
 
 /** `GET /api/all-orders`, `GET /api/orders` and `GET /api/:address` (SPEC §4.5–4.7), each with its CORS preflight. */
-export const sweeperRoutes: ReadonlyArray<Route<SweeperLookups | SweeperSettings>> = [
+export const sweeperRoutes: ReadonlyArray<Route<SweeperLookups | SweeperSettings | RateLimiter>> = [
   ...lookup("/api/all-orders", (lookups) => lookups.allOrders),
   ...lookup("/api/orders", (lookups) => lookups.openOrders),
   ...lookup("/api/:address", (lookups, context) => Effect.flatMap(addressOf(context.params.address), lookups.wallet))

@@ -25,6 +25,21 @@ export interface SweeperOptions {
    * `index_syncing` and the next lookup goes on from there; default 20.
    */
   readonly maxLogRequestsPerLookup?: number
+  /**
+   * How long an answer is kept and served again without reading the chain, per address and for the order listings;
+   * default 5 s, at most 60; 0 reads the chain for every lookup. Concurrent lookups of one key share one read.
+   */
+  readonly cacheSeconds?: number
+  /**
+   * Lookups one client IP may make per minute; default 60. Requests whose client IP is unknown share one such budget
+   * (so a gateway that cannot tell clients apart limits them all together rather than none).
+   */
+  readonly lookupsPerIpPerMinute?: number
+  /**
+   * Most standing approvals a listing reads from the chain, newest first, and most orders it lists; default 1 000,
+   * at most 10 000. Anyone can add approvals, so this bounds the work one listing costs.
+   */
+  readonly maxOrders?: number
 }
 
 /** {@link SweeperOptions} in force, with defaults; `network` is `undefined` when lookups are not configured. */
@@ -35,6 +50,9 @@ export interface SweeperValues {
   readonly fromBlock: bigint
   readonly maxBlockRange: number
   readonly maxLogRequestsPerLookup: number
+  readonly cacheSeconds: number
+  readonly lookupsPerIpPerMinute: number
+  readonly maxOrders: number
 }
 
 /** The settings of the dust-sweeping lookups. */
@@ -70,6 +88,9 @@ export const resolveSweeperSettings = (options: SweeperOptions | undefined): Swe
     corsOrigins: origins,
     fromBlock,
     maxBlockRange: whole("maxBlockRange", options?.maxBlockRange ?? 10_000, 1, 1_000_000),
-    maxLogRequestsPerLookup: whole("maxLogRequestsPerLookup", options?.maxLogRequestsPerLookup ?? 20, 1, 1_000)
+    maxLogRequestsPerLookup: whole("maxLogRequestsPerLookup", options?.maxLogRequestsPerLookup ?? 20, 1, 1_000),
+    cacheSeconds: whole("cacheSeconds", options?.cacheSeconds ?? 5, 0, 60),
+    lookupsPerIpPerMinute: whole("lookupsPerIpPerMinute", options?.lookupsPerIpPerMinute ?? 60, 1, 1_000_000),
+    maxOrders: whole("maxOrders", options?.maxOrders ?? 1_000, 1, 10_000)
   }
 }

@@ -42,14 +42,30 @@ export interface Answer {
 /** A gateway of the tests and a way to call it. */
 export interface TestGateway {
   readonly gateway: Gateway
-  readonly call: (method: string, path: string, headers?: Record<string, string>) => Promise<Answer>
-  readonly get: (path: string, headers?: Record<string, string>) => Promise<Answer>
+  readonly call: (
+    method: string,
+    path: string,
+    headers?: Record<string, string>,
+    remoteAddress?: string
+  ) => Promise<Answer>
+  readonly get: (path: string, headers?: Record<string, string>, remoteAddress?: string) => Promise<Answer>
 }
 
-/** Sends neutral requests to `gateway`. */
+/** Sends neutral requests to `gateway`, from `remoteAddress` when given (else from a client the host cannot name). */
 export const caller = (gateway: Gateway): TestGateway => {
-  const call = async (method: string, path: string, headers: Record<string, string> = {}): Promise<Answer> => {
-    const response = await gateway.handle({ method, path, query: new URLSearchParams(), headers })
+  const call = async (
+    method: string,
+    path: string,
+    headers: Record<string, string> = {},
+    remoteAddress?: string
+  ): Promise<Answer> => {
+    const response = await gateway.handle({
+      method,
+      path,
+      query: new URLSearchParams(),
+      headers,
+      ...(remoteAddress === undefined ? {} : { remoteAddress })
+    })
     return {
       status: response.status,
       headers: response.headers,
@@ -57,7 +73,7 @@ export const caller = (gateway: Gateway): TestGateway => {
       raw: response.body
     }
   }
-  return { gateway, call, get: (path, headers) => call("GET", path, headers) }
+  return { gateway, call, get: (path, headers, remoteAddress) => call("GET", path, headers, remoteAddress) }
 }
 
 /**

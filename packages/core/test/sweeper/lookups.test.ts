@@ -23,7 +23,9 @@ describe("dust-sweeping lookups on a real anvil", () => {
       decimals: DECIMALS[symbol]
     })),
     // NOPR has no price: it is listed, yet unsupported.
-    prices: { eth: ETH_USD, tokens: { [token.DUST]: 0.08, [token.USDX]: 1, [token.IDLE]: 5, [token.APPR]: 2 } }
+    prices: { eth: ETH_USD, tokens: { [token.DUST]: 0.08, [token.USDX]: 1, [token.IDLE]: 5, [token.APPR]: 2 } },
+    // Each test changes the chain and looks again at once: nothing is kept (limits.test.ts tests keeping).
+    cacheSeconds: 0
   })
   const units = (symbol: Symbol, amount: string) => parseUnits(amount, DECIMALS[symbol])
   const wallet = async () => {

@@ -103,7 +103,19 @@ describe("the lookups' configuration", () => {
     expect(() => resolveSweeperSettings({ network: "anvil", tokens: [], corsOrigins: ["https://a.example/"] })).toThrow(
       /not an origin/
     )
-    expect(resolveSweeperSettings(undefined)).toMatchObject({ network: undefined, maxAgeSeconds: 15, corsOrigins: "*" })
+    expect(() => resolveSweeperSettings({ network: "anvil", tokens: [], cacheSeconds: 61 })).toThrow(/cacheSeconds/)
+    expect(() => resolveSweeperSettings({ network: "anvil", tokens: [], lookupsPerIpPerMinute: 0 })).toThrow(
+      /lookupsPerIpPerMinute/
+    )
+    expect(() => resolveSweeperSettings({ network: "anvil", tokens: [], maxOrders: 10_001 })).toThrow(/maxOrders/)
+    expect(resolveSweeperSettings(undefined)).toMatchObject({
+      network: undefined,
+      maxAgeSeconds: 15,
+      corsOrigins: "*",
+      cacheSeconds: 5,
+      lookupsPerIpPerMinute: 60,
+      maxOrders: 1_000
+    })
     const token = { address: ADDRESS, symbol: "DUST", decimals: 18 } as const
     expect(() => TokenRegistry.layer({ anvil: [token, { ...token, address: ADDRESS.toLowerCase() as "0x" }] })).toThrow(
       /listed twice/
