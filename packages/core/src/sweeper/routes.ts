@@ -8,6 +8,7 @@ import { corsHeaders, preflightReply } from "../http/cors"
 import type { GatewayError } from "../http/errors"
 import { type Route, type RouteContext, routeWithoutBody } from "../http/route"
 import { RateLimited } from "../otp/errors"
+import { clientGroupOf } from "../ratelimit/clientGroup"
 import { RateLimiter } from "../ratelimit/RateLimiter"
 import type { StoreUnavailable } from "../state/errors"
 import { InvalidAddress } from "./errors"
@@ -17,11 +18,11 @@ import { SweeperSettings } from "./settings"
 const MINUTE_MS = 60_000
 
 /**
- * The rate-limit key of a lookup's client. Requests whose client IP is unknown (a Lambda behind an ALB without
- * `trustProxy`, a host that passes none) share one key: limited together, never unlimited.
+ * The rate-limit key of a lookup's client: its IPv4 address or IPv6 /64. Requests whose client address is unknown
+ * (a Lambda behind an ALB without `trustProxy`, a host that passes none) share one key: limited together, never
+ * unlimited.
  */
-const lookupKey = (clientIp: string | undefined): string =>
-  clientIp === undefined ? "sweeper:lookup:ip-unknown" : `sweeper:lookup:ip:${clientIp}`
+const lookupKey = (clientIp: string | undefined): string => `sweeper:lookup:client:${clientGroupOf(clientIp)}`
 
 /** Counts a lookup against its client's budget per minute; refused 429 `rate_limited` with `Retry-After` past it. */
 const admitted = Effect.fnUntraced(function* (
@@ -31,8 +32,7 @@ const admitted = Effect.fnUntraced(function* (
   const limiter = yield* RateLimiter
   const now = yield* Clock.currentTimeMillis
   const decision = yield* limiter.consume(
-    [{ key: lookupKey(clientIp), limit: settings.lookupsPerIpPerMinute }],
-    MINUTE_MS,
+    [{ key: lookupKey(clientIp), limit: settings.lookupsPerIpPerMinute, windowMs: MINUTE_MS }],
     now
   )
   if (!decision.allowed) {

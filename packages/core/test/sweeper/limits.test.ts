@@ -92,6 +92,16 @@ describe("dust-sweeping lookups under an attacker's load", () => {
     expect((await api.call("OPTIONS", "/api/orders", { origin: "https://app.example" }, attacker)).status).toBe(204)
   })
 
+  it("counts the IPv6 addresses of one /64 as one client", async () => {
+    const api = chain.gateway(options({ lookupsPerIpPerMinute: 2 }))
+    const statuses = []
+    for (const address of ["2001:db8:0:1::1", "2001:db8:0:1::2", "2001:db8:0:1:ffff::3"]) {
+      statuses.push((await api.get(`/api/${holder}`, {}, address)).status)
+    }
+    expect(statuses).toEqual([200, 200, 429])
+    expect((await api.get(`/api/${holder}`, {}, "2001:db8:0:2::1")).status).toBe(200)
+  })
+
   it("limits clients whose IP is unknown together, never not at all", async () => {
     const api = chain.gateway(options({ lookupsPerIpPerMinute: 3 }))
     const statuses = []
