@@ -16,7 +16,6 @@ import {
   type LocalAccount,
   type TransactionReceipt
 } from "viem"
-import { CallReverted } from "../kernel/errors"
 import { randomUuid, SecureRandom } from "../random/SecureRandom"
 import { AccountLocks } from "../state/AccountLocks"
 import type { StoreUnavailable } from "../state/errors"
@@ -30,6 +29,7 @@ import {
   walletFactoryArtifact
 } from "./artifacts"
 import { type BatchCall, signBatch } from "./contracts"
+import { CallReverted } from "./errors"
 import { ChainUnavailable, type Network, relayerBalance, rpc, withinDeadline } from "./networks"
 
 /** What a batch submission records besides the chain facts. */

@@ -1,7 +1,8 @@
 import * as Schema from "effect/Schema"
 import type { Forbidden, IdentityProviderUnavailable, InvalidAuth, TokenRejected } from "../auth/errors"
+import type { CallReverted, UnsupportedChain } from "../chain/errors"
 import type { ChainUnavailable } from "../chain/networks"
-import type { CallReverted, TxNotFound, UnsupportedChain } from "../kernel/errors"
+import type { TxNotFound } from "../kernel/errors"
 import type { ChallengeRequired, InvalidPhone, OtpInvalid, RateLimited, SmsDeliveryFailed } from "../otp/errors"
 import type {
   AccountNotFound,

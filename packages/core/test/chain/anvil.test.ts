@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process"
 import { createPublicClient, http, parseEther } from "viem"
 import { describe, expect, it } from "vitest"
-import { type AnvilInstance, startAnvil } from "../../src/chain/anvil"
+import { type AnvilInstance, startAnvil } from "../../src/devnet/anvil"
 import { devAccount } from "./fixture"
 
 /** The anvil processes this test process has started and not reaped (Linux `ps`). */

@@ -14,7 +14,6 @@ import {
 } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
 import { foundry } from "viem/chains"
-import { type AnvilInstance, anvilMnemonic, startAnvil } from "../../src/chain/anvil"
 import {
   type ChainContracts,
   type DeployerClient,
@@ -22,6 +21,7 @@ import {
   type ReaderClient,
   type SweeperParameters
 } from "../../src/chain/contracts"
+import { type AnvilInstance, anvilMnemonic, startAnvil } from "../../src/devnet/anvil"
 
 /** Anvil's funded dev account number `index` (0 to 9). */
 export const devAccount = (index: number): LocalAccount => mnemonicToAccount(anvilMnemonic, { addressIndex: index })

@@ -1,6 +1,6 @@
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import { type RateLimit, RateLimiter } from "../../ratelimit/RateLimiter"
+import { type RateLimit, RateLimiter } from "../../state/RateLimiter"
 import { concurrently, countOf, expectEqual, type PortContractCase, T0 } from "./contract"
 
 const MINUTE = 60_000

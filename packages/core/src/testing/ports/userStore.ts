@@ -1,6 +1,6 @@
 import * as Effect from "effect/Effect"
-import { type User, UserId, UserStore } from "../../auth/UserStore"
 import { PhoneE164 } from "../../otp/phone"
+import { type User, UserId, UserStore } from "../../otp/UserStore"
 import { countOf, expectEqual, type PortContractCase, T0 } from "./contract"
 
 const PHONE = PhoneE164.make("+14155552671")

@@ -2,8 +2,8 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import { PhoneE164 } from "../otp/phone"
 import type { StoreUnavailable } from "../state/errors"
+import { PhoneE164 } from "./phone"
 
 /** The stable id of a user: a version-4 UUID, given once and kept forever. */
 export const UserId = Schema.String.check(

@@ -1,7 +1,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { StoreUnavailable } from "../state/errors"
+import type { StoreUnavailable } from "./errors"
 
 /** How many ended windows the in-memory limiter forgets per call at most: more than one, to keep up with bursts. */
 const ENDED_FORGOTTEN_PER_CALL = 8

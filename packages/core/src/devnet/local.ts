@@ -9,9 +9,9 @@ import {
   toHex
 } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
+import { type ChainContracts, deployContracts, type ReaderClient } from "../chain/contracts"
+import type { NetworkConfig } from "../chain/networks"
 import { type AnvilInstance, anvilMnemonic, startAnvil } from "./anvil"
-import { type ChainContracts, deployContracts, type ReaderClient } from "./contracts"
-import type { NetworkConfig } from "./networks"
 
 /** The private key of anvil's funded dev account `index` (0 to 9). Test keys: never use them elsewhere. */
 export const anvilDevKey = (index: number): Hex => {
