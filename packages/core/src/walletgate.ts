@@ -1,39 +1,36 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import { AppAuth, type AppAuthOptions } from "./auth/AppAuth"
+import type * as Logger from "effect/Logger"
+import type { AppAuthOptions } from "./auth/AppAuth"
 import { type App, unregisteredGrants } from "./auth/apps"
 import { ClientStore } from "./auth/ClientStore"
 import { type ExternalIssuerConfig, IdentityProviders } from "./auth/IdentityProviders"
-import { authRoutes } from "./auth/routes"
+import { appAuth } from "./auth/module"
 import { SigningKeys } from "./auth/SigningKeys"
-import { BatchRelay, type BatchRelayOptions } from "./chain/BatchRelay"
+import type { BatchRelayOptions } from "./chain/BatchRelay"
 import { KeyVault } from "./chain/KeyVault"
 import { type NetworkConfig, Networks } from "./chain/networks"
+import { composeGateway } from "./compose"
 import type { Gateway } from "./http/contract"
-import { makeGatewayFromRoutes } from "./http/gateway"
-import { Kernel, type KernelOptions } from "./kernel/Kernel"
-import { kernelRoutes } from "./kernel/routes"
+import type { KernelOptions } from "./kernel/Kernel"
+import { kernelTx, relay } from "./kernel/module"
+import { phoneSignIn } from "./otp/module"
 import { OtpStore } from "./otp/OtpStore"
-import { PhoneSignIn } from "./otp/PhoneSignIn"
 import { OtpPolicy, type OtpPolicyOptions } from "./otp/policy"
-import { otpRoutes } from "./otp/routes"
 import { SmsSender } from "./otp/SmsSender"
 import { UserStore } from "./otp/UserStore"
 import { type ApiKeyRecord, ApiKeyStore } from "./payout/ApiKeys"
 import { type AutomationAccount, AutomationAccounts } from "./payout/accounts"
-import { Payouts } from "./payout/Payouts"
-import { payoutRoutes } from "./payout/routes"
+import { payouts } from "./payout/module"
 import { SecureRandom } from "./random/SecureRandom"
 import { AccountLocks } from "./state/AccountLocks"
 import { IdempotencyStore } from "./state/IdempotencyStore"
 import { RateLimiter } from "./state/RateLimiter"
 import { TransactionLog } from "./state/TransactionLog"
 import { BalanceReader } from "./sweeper/BalanceReader"
+import { sweeper } from "./sweeper/module"
 import { OrderIndex } from "./sweeper/OrderIndex"
 import { PriceOracle } from "./sweeper/PriceOracle"
-import { sweeperRoutes } from "./sweeper/routes"
-import { SweeperLookups } from "./sweeper/SweeperLookups"
 import { type SweeperOptions, SweeperSettings } from "./sweeper/settings"
 import { TokenRegistry } from "./sweeper/TokenRegistry"
 
@@ -152,25 +149,19 @@ export interface MakeGatewayOptions<E> {
   readonly relay?: BatchRelayOptions
 }
 
-/** Builds a walletgate from its ports: every endpoint, ready to be mounted by an adapter. */
-export const makeGateway = <E = never>(options: MakeGatewayOptions<E> = {}): Gateway => {
-  const ports = options.ports ?? embeddedPorts()
-  const appAuth = AppAuth.layer(options.apps)
-  const relay = BatchRelay.layer(options.relay)
-  const services = Layer.mergeAll(
-    PhoneSignIn.layer,
-    appAuth,
-    relay,
-    Kernel.layer(options.kernel).pipe(Layer.provide(Layer.merge(appAuth, relay))),
-    Payouts.layer.pipe(Layer.provide(relay)),
-    SweeperLookups.layer
-  ).pipe(Layer.provideMerge(ports))
-  // The loggers reach the ports too, so what they log while they start goes where the rest goes.
-  const layer =
-    options.loggers === undefined ? services : services.pipe(Layer.provideMerge(Logger.layer(options.loggers)))
-  return makeGatewayFromRoutes({
-    routes: [...otpRoutes, ...authRoutes, ...kernelRoutes, ...payoutRoutes, ...sweeperRoutes],
-    layer,
-    ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit })
+/** Every module walletgate has, as {@link makeGateway} serves them. */
+export const standardModules = (options: Pick<MakeGatewayOptions<never>, "apps" | "kernel" | "relay"> = {}) =>
+  [phoneSignIn(), appAuth(options.apps), relay(options.relay), kernelTx(options.kernel), payouts(), sweeper()] as const
+
+/**
+ * Builds a walletgate with every module: phone sign-in, app auth, wallet transactions, payouts and the
+ * dust-sweeping lookups, on the embedded defaults unless `ports` says otherwise. To serve fewer (a
+ * sign-in-only function, say), compose them with `composeGateway`.
+ */
+export const makeGateway = <E = never>(options: MakeGatewayOptions<E> = {}): Gateway =>
+  composeGateway({
+    modules: standardModules(options),
+    ports: options.ports ?? embeddedPorts(),
+    ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
+    ...(options.loggers === undefined ? {} : { loggers: options.loggers })
   })
-}

@@ -1,4 +1,5 @@
 import * as Schema from "effect/Schema"
+import type { ProblemSlice } from "../internal/problem"
 
 /** A JWT failed verification (signature, algorithm, issuer, audience, type, expiry or claims). */
 export class TokenRejected extends Schema.TaggedError<TokenRejected>()("TokenRejected", {
@@ -37,3 +38,31 @@ export class IdentityProviderUnavailable extends Schema.TaggedError<IdentityProv
 export class UnknownIdentityProvider extends Schema.TaggedError<UnknownIdentityProvider>()("UnknownIdentityProvider", {
   providers: Schema.Array(Schema.String)
 }) {}
+
+/** The errors of app and user authentication answered as problems (`OAuthError` has its own shape). */
+export type AuthError = TokenRejected | InvalidAuth | Forbidden | IdentityProviderUnavailable
+
+/** How authentication's errors are answered. */
+export const authProblems: ProblemSlice<AuthError> = {
+  TokenRejected: {
+    status: 401,
+    code: "invalid_token",
+    title: "Invalid token",
+    detail: () => "The token is invalid or expired.",
+    headers: () => ({ "www-authenticate": 'Bearer error="invalid_token"' })
+  },
+  InvalidAuth: {
+    status: 401,
+    code: "invalid_auth",
+    title: "Invalid user authentication",
+    detail: (e) => `The auth token does not prove the user: ${e.reason}.`
+  },
+  Forbidden: { status: 403, code: "forbidden", title: "Forbidden", detail: (e) => `Not allowed: ${e.reason}.` },
+  IdentityProviderUnavailable: {
+    status: 503,
+    code: "identity_provider_unavailable",
+    title: "Identity provider unavailable",
+    detail: (e) => `The key set of the identity provider "${e.provider}" could not be fetched. Try again shortly.`,
+    headers: () => ({ "retry-after": "5" })
+  }
+}

@@ -29,8 +29,8 @@ import {
   walletFactoryArtifact
 } from "./artifacts"
 import { type BatchCall, signBatch } from "./contracts"
-import { CallReverted } from "./errors"
-import { ChainUnavailable, type Network, relayerBalance, rpc, withinDeadline } from "./networks"
+import { CallReverted, ChainUnavailable } from "./errors"
+import { type Network, relayerBalance, rpc, withinDeadline } from "./networks"
 
 /** What a batch submission records besides the chain facts. */
 export interface BatchIntent {

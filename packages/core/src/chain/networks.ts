@@ -16,6 +16,7 @@ import {
 } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import type { ChainContracts } from "./contracts"
+import { ChainUnavailable } from "./errors"
 
 /** How a network is configured: where its node is, our contracts on it, and the relayer that pays gas. */
 export interface NetworkConfig {
@@ -107,13 +108,6 @@ const toNetwork = (config: NetworkConfig): Network => {
     rpcDeadlineMs: config.rpcDeadlineMs ?? 5_000
   }
 }
-
-/** A node did not answer, or answered garbage; nothing was sent. Answered 503 `upstream_unavailable`. */
-export class ChainUnavailable extends Schema.TaggedError<ChainUnavailable>()("ChainUnavailable", {
-  network: Schema.String,
-  /** What failed, for the operator's log (an RPC method and error name, never a key). */
-  cause: Schema.String
-}) {}
 
 /**
  * Bounds a chain request by `deadlineMs` (default: the network's), retries included: past it the request

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import type { Address, Hex } from "viem"
-import { freePort } from "../chain/anvil"
+import { freePort } from "./anvil"
 
 /** Options of {@link startAlto}. */
 export interface AltoOptions {

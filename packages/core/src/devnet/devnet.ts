@@ -8,10 +8,10 @@ import {
   parseEther
 } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
-import { type AnvilInstance, anvilMnemonic, startAnvil } from "../chain/anvil"
-import { anvilDevKey } from "../chain/local"
 import { type AltoInstance, startAlto } from "./alto"
+import { type AnvilInstance, anvilMnemonic, startAnvil } from "./anvil"
 import { type ChainReader, deployErc4337Contracts, type Erc4337Deployment, type OperatorClient } from "./deploy"
+import { anvilDevKey } from "./local"
 
 /** Options of {@link startDevnet}. */
 export interface DevnetOptions {

@@ -1,5 +1,5 @@
-import { BodyIncomplete } from "./errors"
-import { problemFor, problemResponse } from "./problem"
+import { BodyIncomplete, transportProblems } from "./errors"
+import { PROBLEM_JSON, type ProblemDocument, problemOf } from "./problem"
 import { requestIdOf } from "./requestId"
 
 /**
@@ -153,7 +153,7 @@ export const handleReadingBody = (
 
 /** The answer to a body that could not be read to its end, with the headers every answer carries. */
 const incompleteBody = (request: GatewayRequest): GatewayResponse => {
-  const { document, headers } = problemFor(new BodyIncomplete())
+  const { document, headers } = problemOf(transportProblems.BodyIncomplete, new BodyIncomplete())
   return problemResponse(document, {
     ...headers,
     "cache-control": "no-store",
@@ -175,3 +175,13 @@ export interface Gateway {
   /** Releases everything the gateway's layers acquired (connections, timers). */
   readonly dispose: () => Promise<void>
 }
+
+/** A problem document as a response. */
+export const problemResponse = (
+  document: ProblemDocument,
+  headers: Readonly<Record<string, string>> = {}
+): GatewayResponse => ({
+  status: document.status,
+  headers: { ...headers, "content-type": PROBLEM_JSON },
+  body: JSON.stringify(document)
+})

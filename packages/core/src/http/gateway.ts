@@ -8,17 +8,25 @@ import * as LogLevel from "effect/LogLevel"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as References from "effect/References"
 import * as Result from "effect/Result"
-import { declaresBodyOver, type Gateway, type GatewayRequest, type GatewayResponse, readRequestBody } from "./contract"
+import type { Tagged } from "../internal/problem"
+import {
+  declaresBodyOver,
+  type Gateway,
+  type GatewayRequest,
+  type GatewayResponse,
+  problemResponse,
+  readRequestBody
+} from "./contract"
 import {
   BodyRequired,
-  type GatewayError,
   MalformedJson,
   MethodNotAllowed,
   PayloadTooLarge,
   RouteNotFound,
   UnsupportedMediaType
 } from "./errors"
-import { internalErrorDocument, problemFor, problemResponse } from "./problem"
+import { internalErrorDocument } from "./problem"
+import { type ProblemTable, problemFor } from "./problemTable"
 import { requestIdOf } from "./requestId"
 import type { BodyMedia, Reply, Route, RouteContext } from "./route"
 import { makeRouter } from "./router"
@@ -29,6 +37,8 @@ export const DEFAULT_BODY_LIMIT = 100 * 1024
 /** How to build a gateway from routes and the layer that provides what they need. */
 export interface GatewayOptions<R, E> {
   readonly routes: ReadonlyArray<Route<R>>
+  /** How every error the routes raise is answered; an error it does not map is answered 500 and logged. */
+  readonly problems: ProblemTable
   readonly layer: Layer.Layer<R, E>
   /** Largest request body in bytes; default {@link DEFAULT_BODY_LIMIT}. */
   readonly bodyLimit?: number
@@ -44,7 +54,7 @@ const mediaType = (contentType: string | undefined): string => {
 }
 
 /** What a route without a body is handed. */
-const NO_BODY: Result.Result<unknown, GatewayError> = Result.succeed(undefined)
+const NO_BODY: Result.Result<unknown, Tagged> = Result.succeed(undefined)
 
 /**
  * The body a route decodes, parsed by `content-type`; a failure is the error it is answered with. Plain code,
@@ -54,7 +64,7 @@ const parseBody = (
   accepts: ReadonlyArray<BodyMedia>,
   request: GatewayRequest,
   limit: number
-): Result.Result<unknown, GatewayError> => {
+): Result.Result<unknown, Tagged> => {
   // A declared length over the limit was refused before routing; bytes past it are refused here.
   const declared = Number(request.headers["content-length"] ?? "0")
   if ((request.rawBody?.byteLength ?? 0) > limit) return Result.fail(new PayloadTooLarge({ limit }))
@@ -119,14 +129,8 @@ const replyAnswer = (reply: Reply, requestId: string, extra: HeaderMap | undefin
     ? finished(reply.status, "", requestId, undefined, reply.headers, extra)
     : finished(reply.status, JSON.stringify(reply.body), requestId, JSON_CONTENT, reply.headers, extra)
 
-/** The answer to an error of the table. */
-const problemAnswer = (error: GatewayError): GatewayResponse => {
-  const problem = problemFor(error)
-  return problemResponse(problem.document, problem.headers)
-}
-
 /** Whether an outcome is known without running it: `Effect.succeed` and `Effect.fail` are already exits. */
-const isKnown = <R>(outcome: Effect.Effect<Reply, GatewayError, R>): outcome is Exit.Exit<Reply, GatewayError> =>
+const isKnown = <R>(outcome: Effect.Effect<Reply, Tagged, R>): outcome is Exit.Exit<Reply, Tagged> =>
   Exit.isExit(outcome)
 
 /** Whether, and how, a gateway logs: decided once from the loggers and minimum level its layer provides. */
@@ -159,6 +163,13 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
   if (!Number.isInteger(bodyLimit) || bodyLimit < 1) throw new RangeError("bodyLimit must be a positive whole number")
   const runtime = ManagedRuntime.make(options.layer)
   const route = makeRouter(options.routes)
+  /** The answer to an error of the table; the transport's own errors are always in it. */
+  const problemAnswer = (error: Tagged): GatewayResponse => {
+    const problem = problemFor(options.problems, error)
+    return problem === undefined
+      ? problemResponse(internalErrorDocument)
+      : problemResponse(problem.document, problem.headers)
+  }
   // The same documents for every unknown path and every body declared too large, so they are written once.
   const notFound = problemAnswer(new RouteNotFound())
   const tooLarge = problemAnswer(new PayloadTooLarge({ limit: bodyLimit }))
@@ -179,7 +190,7 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
    * own headers on top.
    */
   const outcomeAnswer = (
-    outcome: Exit.Exit<Reply, GatewayError>,
+    outcome: Exit.Exit<Reply, Tagged>,
     extra: HeaderMap | undefined,
     run: Running,
     requestId: string
@@ -188,7 +199,8 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
     // As `Effect.catch` decides: a cause with a defect is a defect, else its first failure is the answer.
     const error = Cause.hasDies(outcome.cause) ? undefined : Cause.findError(outcome.cause)
     if (error === undefined || Result.isFailure(error)) return finish(defectAnswer(outcome.cause, requestId), requestId)
-    const problem = problemFor(error.success)
+    const problem = problemFor(options.problems, error.success)
+    if (problem === undefined) return finish(defectAnswer(outcome.cause, requestId), requestId)
     // Outages are the operator's to see; error fields name what failed and never hold a secret.
     if (problem.document.status >= 500 && run.logging.any) {
       run.runFork(
@@ -243,7 +255,7 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
     const context: RouteContext = { request, params: match.params, requestId, clientIp: request.remoteAddress }
     const body = found.accepts.length === 0 ? NO_BODY : parseBody(found.accepts, request, bodyLimit)
     const { answerHeaders } = found
-    const outcome: Effect.Effect<Reply, GatewayError, R> = Result.isSuccess(body)
+    const outcome: Effect.Effect<Reply, Tagged, R> = Result.isSuccess(body)
       ? found.run(body.success, context, run.services)
       : Effect.fail(body.failure)
     // An outcome known at once needs no fiber (a refused body, a reply from the services alone), unless the
@@ -254,7 +266,7 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
     const annotated = <A, X>(effect: Effect.Effect<A, X, R>) =>
       log.any ? Effect.annotateLogs(effect, { requestId }) : effect
     /** The answer to the route's exit; whatever happens, an answer. */
-    const answerOf = (exit: Exit.Exit<Reply, GatewayError>, extra?: HeaderMap): GatewayResponse => {
+    const answerOf = (exit: Exit.Exit<Reply, Tagged>, extra?: HeaderMap): GatewayResponse => {
       try {
         return done(outcomeAnswer(exit, extra, run, requestId))
       } catch {

@@ -4,6 +4,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
+import type { ProblemSlice } from "../internal/problem"
 import {
   IdempotencyInFlight,
   IdempotencyStore,
@@ -26,6 +27,36 @@ export class OutcomeUnknown extends Schema.TaggedError<OutcomeUnknown>()("Outcom
   id: Schema.String,
   txHash: Schema.String
 }) {}
+
+/** The errors of idempotent requests. */
+export type IdempotencyError = IdempotencyKeyReused | IdempotencyInFlight | OutcomeUnknown
+
+/** How idempotency's errors are answered. */
+export const idempotencyProblems: ProblemSlice<IdempotencyError> = {
+  IdempotencyKeyReused: {
+    status: 422,
+    code: "idempotency_key_reused",
+    title: "Idempotency key reused",
+    detail: () => "This Idempotency-Key was used with another request."
+  },
+  IdempotencyInFlight: {
+    status: 409,
+    code: "idempotency_in_flight",
+    title: "Request in progress",
+    detail: () =>
+      "The first request with this Idempotency-Key is still running and has sent nothing yet; nothing was sent. Retry shortly.",
+    headers: () => ({ "retry-after": "1" })
+  },
+  OutcomeUnknown: {
+    status: 502,
+    code: "outcome_unknown",
+    title: "Sent; outcome unknown",
+    detail: () =>
+      "The transaction was recorded and may have been sent, but its state could not be read. Retry with the same Idempotency-Key or read it by id; do not send it again without the key.",
+    headers: () => ({ "retry-after": "5" }),
+    extensions: (e) => ({ id: e.id, txHash: e.txHash })
+  }
+}
 
 /** How long idempotency records are kept once an operation is linked or an answer stored (DESIGN §4). */
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000

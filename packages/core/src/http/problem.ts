@@ -1,5 +1,4 @@
-import type { GatewayResponse } from "./contract"
-import { type FieldProblem, type GatewayError, type ProblemMapping, problemTable } from "./errors"
+import type { FieldProblem, ProblemMapping, Tagged } from "../internal/problem"
 
 /** The media type of every error answer (RFC 9457). */
 export const PROBLEM_JSON = "application/problem+json"
@@ -20,12 +19,11 @@ export interface ProblemDocument {
 /** The `type` URI of a problem code. */
 export const problemType = (code: string): string => `urn:walletgate:problem:${code}`
 
-/** The answer to an error of the table. */
-export const problemFor = (
-  error: GatewayError
+/** The answer to `error` by `mapping`: its problem document and the headers it adds. */
+export const problemOf = <E extends Tagged>(
+  mapping: ProblemMapping<E>,
+  error: E
 ): { readonly document: ProblemDocument; readonly headers: Readonly<Record<string, string>> } => {
-  // The table is keyed by tag, so the entry matches the error's own type.
-  const mapping = problemTable[error._tag] as ProblemMapping<GatewayError>
   const errors = mapping.errors?.(error)
   return {
     document: {
@@ -49,13 +47,3 @@ export const internalErrorDocument: ProblemDocument = {
   detail: "Something went wrong on our side. Quote the x-request-id when you report it.",
   code: "internal_error"
 }
-
-/** A problem document as a response. */
-export const problemResponse = (
-  document: ProblemDocument,
-  headers: Readonly<Record<string, string>> = {}
-): GatewayResponse => ({
-  status: document.status,
-  headers: { ...headers, "content-type": PROBLEM_JSON },
-  body: JSON.stringify(document)
-})

@@ -4,8 +4,9 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as SchemaJITCompiler from "effect/schema/SchemaJITCompiler"
+import type { FieldProblem, Tagged } from "../internal/problem"
 import type { GatewayRequest } from "./contract"
-import { type FieldProblem, type GatewayError, InvalidRequest } from "./errors"
+import { InvalidRequest } from "./errors"
 
 /** The HTTP methods routes are declared with. */
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS"
@@ -34,19 +35,19 @@ export interface Reply {
  * request path that take a service from them in plain code rather than in an effect step; an answer known at
  * once (`Effect.succeed`, `Effect.fail`) is given without running a fiber.
  */
-export type Handler<A, R> = (
+export type Handler<A, R, E extends Tagged = Tagged> = (
   body: A,
   context: RouteContext,
   services: Context.Context<R>
-) => Effect.Effect<Reply, GatewayError, R>
+) => Effect.Effect<Reply, E, R>
 
-/** A route as the router holds it: its body, if any, is parsed but not yet decoded. */
-export interface Route<R> {
+/** A route as the router holds it: its body, if any, is parsed but not yet decoded; `E` its errors. */
+export interface Route<R, E extends Tagged = Tagged> {
   readonly method: Method
   readonly path: string
   /** The media types accepted for the body; empty when the route takes no body. */
   readonly accepts: ReadonlyArray<BodyMedia>
-  readonly run: Handler<unknown, R>
+  readonly run: Handler<unknown, R, E | InvalidRequest>
   /**
    * Headers added to every answer of this route, problems included: CORS headers must reach a browser
    * on a 400 or a 503 too, or it cannot read them.
@@ -58,20 +59,20 @@ export interface Route<R> {
 export type BodySchema<A> = Schema.Decoder<A, never>
 
 /** A route with no body (GET, DELETE, OPTIONS). */
-export const routeWithoutBody = <R>(
+export const routeWithoutBody = <R, E extends Tagged>(
   method: Method,
   path: string,
-  handler: (context: RouteContext, services: Context.Context<R>) => Effect.Effect<Reply, GatewayError, R>
-): Route<R> => ({ method, path, accepts: [], run: (_, context, services) => handler(context, services) })
+  handler: (context: RouteContext, services: Context.Context<R>) => Effect.Effect<Reply, E, R>
+): Route<R, E> => ({ method, path, accepts: [], run: (_, context, services) => handler(context, services) })
 
 /** A route whose body is decoded with `schema` before `handler` sees it. */
-export const routeWithBody = <A, R>(
+export const routeWithBody = <A, R, E extends Tagged>(
   method: Method,
   path: string,
   schema: BodySchema<A>,
-  handler: Handler<A, R>,
+  handler: Handler<A, R, E>,
   accepts: ReadonlyArray<BodyMedia> = ["application/json"]
-): Route<R> => {
+): Route<R, E> => {
   const decode = resultDecoderOf(schema)
   return {
     method,

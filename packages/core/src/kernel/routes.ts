@@ -1,7 +1,7 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { AppAuth } from "../auth/AppAuth"
-import { Networks, relayerBalance } from "../chain/networks"
+import { Networks } from "../chain/networks"
 import { idempotent } from "../http/idempotency"
 import { decoderOf, routeWithBody, routeWithoutBody } from "../http/route"
 import { TransactionLog } from "../state/TransactionLog"
@@ -10,7 +10,7 @@ import { KernelTxRequest } from "./schemas"
 
 const decodeTx = decoderOf(KernelTxRequest)
 
-/** `POST /v1/kernel/tx`, `GET /v1/kernel/tx/:id` and `GET /v1/health`. */
+/** `POST /v1/kernel/tx` and `GET /v1/kernel/tx/:id`. */
 export const kernelRoutes = [
   routeWithBody(
     "POST",
@@ -45,36 +45,6 @@ export const kernelRoutes = [
       const app = yield* (yield* AppAuth).authenticate(context.request.headers.authorization)
       const kernel = yield* Kernel
       return { status: 200, body: yield* kernel.find(app, context.params.id ?? "") }
-    })
-  ),
-  routeWithoutBody(
-    "GET",
-    "/v1/health",
-    Effect.fnUntraced(function* () {
-      const networks = yield* Networks
-      const relayers = yield* Effect.forEach(
-        networks.all,
-        (network) =>
-          relayerBalance(network).pipe(
-            Effect.map(({ balance, low }) => ({
-              network: network.slug,
-              relayer: network.relayer.account.address,
-              balanceWei: String(balance),
-              low,
-              reachable: true
-            })),
-            Effect.orElseSucceed(() => ({
-              network: network.slug,
-              relayer: network.relayer.account.address,
-              balanceWei: null,
-              low: null,
-              reachable: false
-            }))
-          ),
-        { concurrency: "unbounded" }
-      )
-      const healthy = relayers.every((relayer) => relayer.reachable && relayer.low === false)
-      return { status: healthy ? 200 : 503, body: { status: healthy ? "ok" : "degraded", relayers } }
     })
   )
 ]

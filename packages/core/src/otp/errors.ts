@@ -1,4 +1,5 @@
 import * as Schema from "effect/Schema"
+import type { ProblemSlice } from "../internal/problem"
 
 /** The phone number is not a US or Canadian number we can text. Answered 400 `invalid_phone`. */
 export class InvalidPhone extends Schema.TaggedError<InvalidPhone>()("InvalidPhone", {
@@ -11,11 +12,6 @@ export class InvalidPhone extends Schema.TaggedError<InvalidPhone>()("InvalidPho
  */
 export class OtpInvalid extends Schema.TaggedError<OtpInvalid>()("OtpInvalid", {}) {}
 
-/** Too many requests; retry after the given number of seconds. Answered 429 `rate_limited`. */
-export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
-  retryAfterSeconds: Schema.Int
-}) {}
-
 /** The SMS provider refused or did not answer; no usable code was left behind. Answered 502. */
 export class SmsDeliveryFailed extends Schema.TaggedError<SmsDeliveryFailed>()("SmsDeliveryFailed", {
   /** The provider's answer, for the operator's log only (never shown to the client). */
@@ -27,3 +23,34 @@ export class SmsDeliveryFailed extends Schema.TaggedError<SmsDeliveryFailed>()("
  * `challenge` field. Nothing was counted or sent. Answered 403 `challenge_required`.
  */
 export class ChallengeRequired extends Schema.TaggedError<ChallengeRequired>()("ChallengeRequired", {}) {}
+
+/** The errors of phone sign-in. */
+export type OtpError = InvalidPhone | OtpInvalid | SmsDeliveryFailed | ChallengeRequired
+
+/** How phone sign-in's errors are answered. */
+export const otpProblems: ProblemSlice<OtpError> = {
+  InvalidPhone: {
+    status: 400,
+    code: "invalid_phone",
+    title: "Invalid phone number",
+    detail: (e) => `Use a US or Canadian number with the +1 prefix: ${e.reason}.`
+  },
+  OtpInvalid: {
+    status: 401,
+    code: "otp_invalid",
+    title: "Invalid code",
+    detail: () => "The code is wrong, expired or already used. Request a new one."
+  },
+  SmsDeliveryFailed: {
+    status: 502,
+    code: "sms_delivery_failed",
+    title: "SMS delivery failed",
+    detail: () => "The code could not be sent. Try again."
+  },
+  ChallengeRequired: {
+    status: 403,
+    code: "challenge_required",
+    title: "Challenge required",
+    detail: () => "Solve the sign-in challenge and send its answer in the challenge field."
+  }
+}

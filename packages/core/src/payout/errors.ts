@@ -1,4 +1,5 @@
 import * as Schema from "effect/Schema"
+import type { ProblemSlice } from "../internal/problem"
 
 /** No API key, or one that is unknown or revoked. Answered 401 `invalid_api_key`. */
 export class InvalidApiKey extends Schema.TaggedError<InvalidApiKey>()("InvalidApiKey", {}) {}
@@ -29,3 +30,61 @@ export class InsufficientBalance extends Schema.TaggedError<InsufficientBalance>
 
 /** No payout with this id for this account. Answered 404 `payout_not_found`. */
 export class PayoutNotFound extends Schema.TaggedError<PayoutNotFound>()("PayoutNotFound", {}) {}
+
+/** The errors of the automation interface. */
+export type PayoutError =
+  | InvalidApiKey
+  | UnknownNetwork
+  | AccountNotFound
+  | NoPayoutPlan
+  | NothingToDisperse
+  | InsufficientBalance
+  | PayoutNotFound
+
+/** How the automation interface's errors are answered. */
+export const payoutProblems: ProblemSlice<PayoutError> = {
+  InvalidApiKey: {
+    status: 401,
+    code: "invalid_api_key",
+    title: "Invalid API key",
+    detail: () => "Send a valid, unrevoked key in the X-API-KEY header."
+  },
+  UnknownNetwork: {
+    status: 404,
+    code: "unknown_network",
+    title: "Unknown network",
+    detail: (e) => `This gateway does not serve the network "${e.network}".`
+  },
+  AccountNotFound: {
+    status: 404,
+    code: "account_not_found",
+    title: "Account not found",
+    detail: () => "No automation account at this address on this network."
+  },
+  NoPayoutPlan: {
+    status: 422,
+    code: "no_payout_plan",
+    title: "No payout plan",
+    detail: () => "The account has no payout plan; send assets, amounts and recipients."
+  },
+  NothingToDisperse: {
+    status: 422,
+    code: "nothing_to_disperse",
+    title: "Nothing to disperse",
+    detail: (e) => `${e.available} is available (balance less reserve); the minimum payout is ${e.minimum}.`,
+    extensions: (e) => ({ available: e.available, minimum: e.minimum })
+  },
+  InsufficientBalance: {
+    status: 422,
+    code: "insufficient_balance",
+    title: "Insufficient balance",
+    detail: (e) => `The payout needs ${e.requested} of ${e.asset}; the account holds ${e.available}.`,
+    extensions: (e) => ({ asset: e.asset, requested: e.requested, available: e.available })
+  },
+  PayoutNotFound: {
+    status: 404,
+    code: "payout_not_found",
+    title: "Payout not found",
+    detail: () => "No such payout for this account."
+  }
+}

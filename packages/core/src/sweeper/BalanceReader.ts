@@ -4,7 +4,8 @@ import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
 import { type Address, type ContractFunctionParameters, erc20Abi, type Hex, parseAbi } from "viem"
 import { multicallArtifact, sweeperArtifact } from "../chain/artifacts"
-import { ChainUnavailable, type Network, rpc } from "../chain/networks"
+import { ChainUnavailable } from "../chain/errors"
+import { type Network, rpc } from "../chain/networks"
 
 /** A token's own `symbol()` and `decimals()`; `undefined` where the contract's answer cannot be decoded. */
 export interface TokenMetadata {

@@ -2,18 +2,20 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { Address } from "viem"
+import type { ChainError } from "../chain/errors"
 import { AddressString } from "../chain/schemas"
 import { cacheableReply } from "../http/caching"
 import { corsHeaders, preflightReply } from "../http/cors"
-import type { GatewayError } from "../http/errors"
 import { type Route, type RouteContext, routeWithoutBody } from "../http/route"
-import { RateLimited } from "../otp/errors"
-import { clientGroupOf } from "../ratelimit/clientGroup"
-import { RateLimiter } from "../ratelimit/RateLimiter"
-import type { StoreUnavailable } from "../state/errors"
-import { InvalidAddress } from "./errors"
+import { clientGroupOf } from "../state/clientGroup"
+import { RateLimited, type StoreUnavailable } from "../state/errors"
+import { RateLimiter } from "../state/RateLimiter"
+import { InvalidAddress, type SweeperError } from "./errors"
 import { SweeperLookups } from "./SweeperLookups"
 import { SweeperSettings } from "./settings"
+
+/** What a lookup route may fail with. */
+type LookupRouteError = SweeperError | ChainError | StoreUnavailable | RateLimited
 
 const MINUTE_MS = 60_000
 
@@ -54,8 +56,8 @@ const cors = (context: RouteContext) =>
 /** A read-only, publicly cacheable lookup, with its preflight. */
 const lookup = (
   path: string,
-  read: (lookups: SweeperLookups["Service"], context: RouteContext) => Effect.Effect<unknown, GatewayError>
-): ReadonlyArray<Route<SweeperLookups | SweeperSettings | RateLimiter>> => [
+  read: (lookups: SweeperLookups["Service"], context: RouteContext) => Effect.Effect<unknown, LookupRouteError>
+): ReadonlyArray<Route<SweeperLookups | SweeperSettings | RateLimiter, LookupRouteError>> => [
   {
     ...routeWithoutBody(
       "GET",
@@ -78,7 +80,7 @@ const lookup = (
 ]
 
 /** `GET /api/all-orders`, `GET /api/orders` and `GET /api/:address` (SPEC §4.5–4.7), each with its CORS preflight. */
-export const sweeperRoutes: ReadonlyArray<Route<SweeperLookups | SweeperSettings | RateLimiter>> = [
+export const sweeperRoutes: ReadonlyArray<Route<SweeperLookups | SweeperSettings | RateLimiter, LookupRouteError>> = [
   ...lookup("/api/all-orders", (lookups) => lookups.allOrders),
   ...lookup("/api/orders", (lookups) => lookups.openOrders),
   ...lookup("/api/:address", (lookups, context) => Effect.flatMap(addressOf(context.params.address), lookups.wallet))

@@ -5,8 +5,9 @@ import {
   hashApiKey,
   hashClientSecret,
   makeGateway,
-  problemTable,
-  readBodyWithin
+  makeProblemTable,
+  readBodyWithin,
+  standardModules
 } from "@walletgate/core"
 import { Layer } from "effect"
 import fc from "fast-check"
@@ -46,7 +47,10 @@ const gateway = makeGateway({
 })
 afterAll(() => gateway.dispose())
 
-const PROBLEM_CODES = new Set<string>([...Object.values(problemTable).map((entry) => entry.code), "internal_error"])
+const PROBLEM_CODES = new Set<string>([
+  ...[...makeProblemTable(standardModules().map((module) => module.problems)).values()].map((entry) => entry.code),
+  "internal_error"
+])
 const OAUTH_ERRORS = new Set(["invalid_request", "invalid_client", "unsupported_grant_type", "invalid_scope"])
 
 /** Codes of requests refused for their form, before any domain logic: such a request changes no state. */

@@ -1,0 +1,87 @@
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import type { Gateway } from "./http/contract"
+import { makeGatewayFromRoutes } from "./http/gateway"
+import type { GatewayModule, PortsOf } from "./http/module"
+import { makeProblemTable } from "./http/problemTable"
+import { type Route, routeWithoutBody } from "./http/route"
+
+/** Options of {@link composeGateway}. */
+export interface ComposeOptions<M extends ReadonlyArray<GatewayModule<unknown, never>>, E> {
+  /** The features served, e.g. `[phoneSignIn(), appAuth()]`. */
+  readonly modules: M
+  /** The ports the modules need (state, SMS, keys, networks…), e.g. `embeddedPorts()` or production layers. */
+  readonly ports: Layer.Layer<PortsOf<M>, E>
+  /** Largest request body in bytes; default 100 KiB. */
+  readonly bodyLimit?: number
+  /** Where log lines go; default Effect's console logger. Log lines never hold codes, tokens or keys. */
+  readonly loggers?: ReadonlyArray<Logger.Logger<unknown, unknown>>
+}
+
+/**
+ * Builds a gateway from the modules it serves and the ports they need: their routes, the problem table from
+ * their slices, and `GET /v1/health` over what they report. A gateway of phone sign-in alone imports no chain
+ * code; its type asks for exactly the ports its modules need.
+ */
+export const composeGateway = <const M extends ReadonlyArray<GatewayModule<unknown, never>>, E = never>(
+  options: ComposeOptions<M, E>
+): Gateway => {
+  const modules = inBuildOrder(options.modules)
+  // Each module is built on the ports and on every module before it, so it finds the services it needs.
+  const services = modules.reduce<Layer.Layer<unknown, E>>(
+    (built, module) => module.layer.pipe(Layer.provideMerge(built)),
+    options.ports as Layer.Layer<unknown, E>
+  )
+  // The loggers reach the ports too, so what they log while they start goes where the rest goes.
+  const layer =
+    options.loggers === undefined ? services : services.pipe(Layer.provideMerge(Logger.layer(options.loggers)))
+  return makeGatewayFromRoutes({
+    routes: [...modules.flatMap((module) => module.routes), healthRoute(modules)],
+    problems: makeProblemTable(modules.map((module) => module.problems)),
+    layer,
+    ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit })
+  })
+}
+
+/** The modules ordered so that each comes after those it needs; a missing or circular need is refused. */
+const inBuildOrder = (
+  modules: ReadonlyArray<GatewayModule<unknown, never>>
+): ReadonlyArray<GatewayModule<unknown, never>> => {
+  const byName = new Map(modules.map((module) => [module.name, module]))
+  if (byName.size !== modules.length) throw new TypeError("walletgate: a module is listed twice")
+  const ordered: Array<GatewayModule<unknown, never>> = []
+  const state = new Map<string, "visiting" | "done">()
+  const visit = (module: GatewayModule<unknown, never>, path: ReadonlyArray<string>) => {
+    if (state.get(module.name) === "done") return
+    if (state.get(module.name) === "visiting") {
+      throw new TypeError(`walletgate: modules need each other in a circle: ${[...path, module.name].join(" → ")}`)
+    }
+    state.set(module.name, "visiting")
+    for (const name of module.needs) {
+      const needed = byName.get(name)
+      if (needed === undefined) {
+        throw new TypeError(`walletgate: the module ${module.name} needs the module ${name}; add it to modules`)
+      }
+      visit(needed, [...path, module.name])
+    }
+    state.set(module.name, "done")
+    ordered.push(module)
+  }
+  for (const module of modules) visit(module, [])
+  return ordered
+}
+
+/** `GET /v1/health`: 200 when every module that reports is healthy, else 503, with what each reports. */
+const healthRoute = (modules: ReadonlyArray<GatewayModule<unknown, never>>): Route<unknown> => {
+  const checks = modules.flatMap((module) => (module.health === undefined ? [] : [module.health]))
+  return routeWithoutBody("GET", "/v1/health", () =>
+    Effect.map(Effect.all(checks, { concurrency: "unbounded" }), (reports) => {
+      const healthy = reports.every((report) => report.healthy)
+      return {
+        status: healthy ? 200 : 503,
+        body: Object.assign({ status: healthy ? "ok" : "degraded" }, ...reports.map((report) => report.detail))
+      }
+    })
+  )
+}

@@ -1,0 +1,72 @@
+import * as Effect from "effect/Effect"
+import type { AppAuth } from "../auth/AppAuth"
+import { type AuthError, authProblems } from "../auth/errors"
+import type { IdentityProviders } from "../auth/IdentityProviders"
+import { BatchRelay, type BatchRelayOptions } from "../chain/BatchRelay"
+import { type ChainError, chainProblems } from "../chain/errors"
+import type { KeyVault } from "../chain/KeyVault"
+import { Networks, relayerBalance } from "../chain/networks"
+import { defineModule, type GatewayModule } from "../http/module"
+import type { SecureRandom } from "../random/SecureRandom"
+import type { AccountLocks } from "../state/AccountLocks"
+import type { IdempotencyStore } from "../state/IdempotencyStore"
+import type { TransactionLog } from "../state/TransactionLog"
+import { type KernelError, kernelProblems } from "./errors"
+import { Kernel, type KernelOptions } from "./Kernel"
+import { kernelRoutes } from "./routes"
+
+/** The ports the relayer needs. */
+export type RelayPorts = Networks | AccountLocks | TransactionLog | SecureRandom
+
+/**
+ * The relayer that runs batches for the wallet and payout modules (both list `relay` in `needs`, so they share
+ * one), and its balances in `GET /v1/health`.
+ */
+export const relay = (options: BatchRelayOptions = {}): GatewayModule<RelayPorts, BatchRelay> =>
+  defineModule<BatchRelay, RelayPorts, ChainError>({
+    name: "relay",
+    layer: BatchRelay.layer(options),
+    routes: [],
+    problems: chainProblems,
+    health: Effect.gen(function* () {
+      const networks = yield* Networks
+      const relayers = yield* Effect.forEach(
+        networks.all,
+        (network) =>
+          relayerBalance(network).pipe(
+            Effect.map(({ balance, low }) => ({
+              network: network.slug,
+              relayer: network.relayer.account.address,
+              balanceWei: String(balance),
+              low,
+              reachable: true
+            })),
+            Effect.orElseSucceed(() => ({
+              network: network.slug,
+              relayer: network.relayer.account.address,
+              balanceWei: null,
+              low: null,
+              reachable: false
+            }))
+          ),
+        { concurrency: "unbounded" }
+      )
+      return { healthy: relayers.every((one) => one.reachable && one.low === false), detail: { relayers } }
+    })
+  })
+
+/** The ports the wallet transactions need (the relayer's and app authentication's come with those modules). */
+export type KernelTxPorts = Networks | KeyVault | TransactionLog | IdempotencyStore | IdentityProviders
+
+/**
+ * Wallet transactions (SPEC §4.3): `POST /v1/kernel/tx` and `GET /v1/kernel/tx/:id`. Needs the `appAuth` and
+ * `relay` modules.
+ */
+export const kernelTx = (options: KernelOptions = {}): GatewayModule<KernelTxPorts | AppAuth | BatchRelay, Kernel> =>
+  defineModule<Kernel, KernelTxPorts | AppAuth | BatchRelay, KernelError | AuthError | ChainError>({
+    name: "kernelTx",
+    needs: ["appAuth", "relay"],
+    layer: Kernel.layer(options),
+    routes: kernelRoutes,
+    problems: { ...authProblems, ...chainProblems, ...kernelProblems }
+  })
