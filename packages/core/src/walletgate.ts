@@ -6,7 +6,7 @@ import { type App, unregisteredGrants } from "./auth/apps"
 import { ClientStore } from "./auth/ClientStore"
 import { type ExternalIssuerConfig, IdentityProviders } from "./auth/IdentityProviders"
 import { appAuth } from "./auth/module"
-import { SigningKeys } from "./auth/SigningKeys"
+import type { SigningKeys } from "./auth/SigningKeys"
 import type { BatchRelayOptions } from "./chain/BatchRelay"
 import { KeyVault } from "./chain/KeyVault"
 import { type NetworkConfig, Networks } from "./chain/networks"
@@ -14,18 +14,18 @@ import { composeGateway } from "./compose"
 import type { Gateway } from "./http/contract"
 import type { KernelOptions } from "./kernel/Kernel"
 import { kernelTx, relay } from "./kernel/module"
-import { phoneSignIn } from "./otp/module"
-import { OtpStore } from "./otp/OtpStore"
-import { OtpPolicy, type OtpPolicyOptions } from "./otp/policy"
-import { SmsSender } from "./otp/SmsSender"
-import { UserStore } from "./otp/UserStore"
+import { type EmbeddedSignInOptions, embeddedSignInPorts, phoneSignIn } from "./otp/module"
+import type { OtpStore } from "./otp/OtpStore"
+import type { OtpPolicy } from "./otp/policy"
+import type { SmsSender } from "./otp/SmsSender"
+import type { UserStore } from "./otp/UserStore"
 import { type ApiKeyRecord, ApiKeyStore } from "./payout/ApiKeys"
 import { type AutomationAccount, AutomationAccounts } from "./payout/accounts"
 import { payouts } from "./payout/module"
 import { SecureRandom } from "./random/SecureRandom"
 import { AccountLocks } from "./state/AccountLocks"
 import { IdempotencyStore } from "./state/IdempotencyStore"
-import { RateLimiter } from "./state/RateLimiter"
+import type { RateLimiter } from "./state/RateLimiter"
 import { TransactionLog } from "./state/TransactionLog"
 import { BalanceReader } from "./sweeper/BalanceReader"
 import { sweeper } from "./sweeper/module"
@@ -59,11 +59,7 @@ export type GatewayPorts =
   | OrderIndex
 
 /** Options of {@link embeddedPorts}. */
-export interface EmbeddedOptions {
-  /** The `iss` of issued tokens; default `walletgate`. */
-  readonly issuer?: string
-  /** Phone sign-in rules. */
-  readonly otp?: OtpPolicyOptions
+export interface EmbeddedOptions extends EmbeddedSignInOptions {
   /**
    * The external identity providers of the deployment (`IdentityProviders.layer`): one verifier per name;
    * the native phone sign-in is always there as `phone`. A reserved or repeated name throws at once.
@@ -109,13 +105,7 @@ export const embeddedPorts = (options: EmbeddedOptions = {}): Layer.Layer<Gatewa
     }
   }
   return Layer.mergeAll(
-    OtpPolicy.layer(options.otp),
-    OtpStore.memory,
-    UserStore.memory,
-    RateLimiter.memory,
-    SigningKeys.ephemeral({ issuer: options.issuer ?? "walletgate" }),
-    SmsSender.console(),
-    SecureRandom.crypto,
+    embeddedSignInPorts(options),
     ClientStore.memory(options.apps),
     Layer.succeed(IdentityProviders, identityProviders),
     Networks.layer(options.networks ?? []),

@@ -1,0 +1,53 @@
+import { fileURLToPath } from "node:url"
+import { build } from "esbuild"
+import { describe, expect, it } from "vitest"
+
+const at = (path: string) => fileURLToPath(new URL(path, import.meta.url))
+
+/**
+ * Bundles `contents` as a Lambda function would be, from the packages' sources; answers the inputs that put
+ * bytes into the bundle (the metafile's inputs also list files read and then shaken out).
+ */
+const bundledInputs = async (contents: string): Promise<ReadonlyArray<string>> => {
+  const result = await build({
+    stdin: { contents, resolveDir: at("."), loader: "ts" },
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    minify: true,
+    write: false,
+    metafile: true,
+    logLevel: "silent",
+    alias: {
+      "@walletgate/core": at("../../src/index.ts"),
+      "@walletgate/lambda": at("../../../adapter-lambda/src/index.ts")
+    }
+  })
+  return Object.values(result.metafile.outputs).flatMap((output) =>
+    Object.entries(output.inputs).flatMap(([input, { bytesInOutput }]) => (bytesInOutput > 0 ? [input] : []))
+  )
+}
+
+const CHAIN_CODE =
+  /node_modules\/(viem|ox|abitype|@noble\/curves|@scure)\/|packages\/core\/src\/(chain|kernel|payout|sweeper)\//
+
+describe("a Lambda function of phone sign-in alone", () => {
+  it("bundles no chain code: no viem, no chain, wallet, payout or lookup module", async () => {
+    const inputs = await bundledInputs(`
+      import { composeGateway, embeddedSignInPorts, phoneSignIn } from "@walletgate/core"
+      import { createHandler } from "@walletgate/lambda"
+      export const handler = createHandler(composeGateway({ modules: [phoneSignIn()], ports: embeddedSignInPorts() }))
+    `)
+    expect(inputs.some((input) => input.includes("packages/core/src/otp/PhoneSignIn.ts"))).toBe(true)
+    expect(inputs.filter((input) => CHAIN_CODE.test(input))).toEqual([])
+  })
+
+  it("would hold chain code if the function served wallet transactions (the check can fail)", async () => {
+    const inputs = await bundledInputs(`
+      import { makeGateway } from "@walletgate/core"
+      import { createHandler } from "@walletgate/lambda"
+      export const handler = createHandler(makeGateway())
+    `)
+    expect(inputs.filter((input) => CHAIN_CODE.test(input)).length).toBeGreaterThan(0)
+  })
+})
