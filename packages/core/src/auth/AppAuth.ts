@@ -46,7 +46,7 @@ export const hashClientSecret = (secret: string): string => createHash("sha256")
 
 /**
  * Apps and their users: the client-credentials grant, Bearer access tokens, and verification of the
- * user's `auth` for one of the identity providers the app is granted (DESIGN §4).
+ * user's `auth` for one of the identity providers the app is granted (docs/security.md).
  */
 export class AppAuth extends Context.Service<
   AppAuth,

@@ -40,7 +40,7 @@ export interface JsonWebKeySet {
   readonly keys: ReadonlyArray<JWK>
 }
 
-/** Clock skew tolerated when checking `exp`, `iat` and `nbf` (DESIGN §4: at most 30 s). */
+/** Clock skew tolerated when checking `exp`, `iat` and `nbf` (at most 30 s). */
 export const CLOCK_TOLERANCE_SECONDS = 30
 
 /**

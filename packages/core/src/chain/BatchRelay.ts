@@ -72,7 +72,7 @@ export const decodeRevertReason = (data: Hex): string => {
 }
 
 /**
- * Runs batches from the project's batch accounts (DESIGN §5): the owner signs (EIP-712), the relayer
+ * Runs batches from the project's batch accounts: the owner signs (EIP-712), the relayer
  * simulates, records, broadcasts and pays the gas. One batch per account at a time: the account's lock
  * is held until the transaction is mined, so the next batch is signed with the next nonce; batches of
  * different accounts run in parallel.

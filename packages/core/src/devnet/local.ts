@@ -36,7 +36,7 @@ export interface LocalNetwork {
 }
 
 /**
- * Starts anvil on a free port and deploys the contracts (DESIGN §5): dev account 0 deploys, dev account
+ * Starts anvil on a free port and deploys the contracts: dev account 0 deploys, dev account
  * 2 is the relayer, dev account 1 operates the sweeper and dev account 9 takes its fees (2.5 %).
  */
 export const startLocalNetwork = async (

@@ -3,7 +3,7 @@ import { PROBLEM_JSON, type ProblemDocument, problemOf } from "./problem"
 import { requestIdOf } from "./requestId"
 
 /**
- * The framework-neutral HTTP contract (DESIGN §3). Adapters map their framework's request to a
+ * The framework-neutral HTTP contract (docs/architecture.md). Adapters map their framework's request to a
  * {@link GatewayRequest} and write the {@link GatewayResponse} back; nothing else crosses the boundary.
  */
 

@@ -58,7 +58,7 @@ export const idempotencyProblems: ProblemSlice<IdempotencyError> = {
   }
 }
 
-/** How long idempotency records are kept once an operation is linked or an answer stored (DESIGN §4). */
+/** How long idempotency records are kept once an operation is linked or an answer stored (docs/security.md). */
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000
 
 /**
@@ -78,7 +78,7 @@ const KEY = /^[\x21-\x7e]{1,255}$/
 const fingerprintOf = (value: unknown): string => createHash("sha256").update(JSON.stringify(value)).digest("hex")
 
 /**
- * Runs `run` at most once per Idempotency-Key within `scope` (DESIGN §4): the same key and request
+ * Runs `run` at most once per Idempotency-Key within `scope` (docs/security.md): the same key and request
  * get the first answer again (`idempotent-replayed: true`); the same key with another request is 422.
  *
  * The key is claimed for a lease. `run` links its operation's record to the key (through

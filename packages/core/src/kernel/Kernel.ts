@@ -80,7 +80,7 @@ export class Kernel extends Context.Service<
         const maxCalls = options.maxCalls ?? 16
 
         /**
-         * Whose wallet the request may act on (DESIGN §4): the user the granted provider's verifier proves, or,
+         * Whose wallet the request may act on (docs/security.md): the user the granted provider's verifier proves, or,
          * with blank `auth` (a test-mode app on a test network only), the app's own test user of that name,
          * which is never a real user's wallet.
          */

@@ -13,7 +13,7 @@ export type PhoneE164 = typeof PhoneE164.Type
 /** A region (ISO 3166-1 alpha-2) whose numbers sign-in accepts. */
 export type PhoneRegion = "US" | "CA" | "PR" | "VI" | "GU" | "AS" | "MP"
 
-/** The default regions: the United States, its territories on the NANP, and Canada (DESIGN §4). */
+/** The default regions: the United States, its territories on the NANP, and Canada (docs/security.md). */
 export const defaultPhoneRegions: ReadonlyArray<PhoneRegion> = ["US", "PR", "VI", "GU", "AS", "MP", "CA"]
 
 // Separators people type inside a number; anything else (letters, "ext", "#") is refused.

@@ -3,7 +3,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { defaultPhoneRegions, PhoneE164, type PhoneRegion } from "./phone"
 
-/** The rules of phone sign-in (DESIGN §4). Every field has a safe default. */
+/** The rules of phone sign-in (docs/security.md). Every field has a safe default. */
 export interface OtpPolicyOptions {
   /** How long a code stays valid; default 300 s, at most 600 s. */
   readonly codeTtlSeconds?: number

@@ -66,7 +66,7 @@ export const OperationLink: Context.Reference<OperationLinker> = Context.Referen
 )
 
 /**
- * Idempotency records (DESIGN §4): a key is claimed once per scope with the request's fingerprint; the
+ * Idempotency records (docs/security.md): a key is claimed once per scope with the request's fingerprint; the
  * first answer is kept for replay. Claims are atomic, so concurrent retries on any instance see one owner.
  * A claim names its owner with a random token, so that an instance whose claim expired and was claimed
  * again elsewhere can neither link, complete nor release the new claim.

@@ -10,7 +10,7 @@ export const TxStatus = Schema.Literals(["submitted", "confirmed", "reverted"])
 export type TxStatus = typeof TxStatus.Type
 
 /**
- * A transaction the gateway signed, recorded before it is broadcast (DESIGN §4), so a crash and a
+ * A transaction the gateway signed, recorded before it is broadcast (docs/security.md), so a crash and a
  * retry can never broadcast twice.
  */
 export interface TxRecord {

@@ -20,7 +20,7 @@ const keyCase = (
   run: (store: ApiKeyStore["Service"]) => Effect.Effect<void, unknown>
 ): PortContractCase<ApiKeyStore> => ({ name, run: ApiKeyStore.use(run) })
 
-/** The contract of `ApiKeyStore` (DESIGN §4, API keys): every implementation must pass every case. */
+/** The contract of `ApiKeyStore` (docs/security.md): every implementation must pass every case. */
 export const apiKeyStoreContract: ReadonlyArray<PortContractCase<ApiKeyStore>> = [
   keyCase("finds no record for an unknown id, and lists none", (store) =>
     Effect.gen(function* () {

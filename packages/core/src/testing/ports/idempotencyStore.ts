@@ -39,7 +39,7 @@ const idempotencyCase = (
   run: (store: IdempotencyStore["Service"]) => Effect.Effect<void, unknown>
 ): PortContractCase<IdempotencyStore> => ({ name, run: IdempotencyStore.use(run) })
 
-/** The contract of `IdempotencyStore` (DESIGN §4, money movement): every implementation must pass every case. */
+/** The contract of `IdempotencyStore` (docs/security.md): every implementation must pass every case. */
 export const idempotencyStoreContract: ReadonlyArray<PortContractCase<IdempotencyStore>> = [
   idempotencyCase("claims a new key, then replays its answer to the same request", (store) =>
     Effect.gen(function* () {

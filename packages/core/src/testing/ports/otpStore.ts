@@ -31,7 +31,7 @@ const otpCase = (name: string, run: (store: OtpStore["Service"]) => Effect.Effec
   run: OtpStore.use(run)
 })
 
-/** The contract of `OtpStore` (DESIGN §4, OTP): every implementation must pass every case. */
+/** The contract of `OtpStore` (docs/security.md): every implementation must pass every case. */
 export const otpStoreContract: ReadonlyArray<PortContractCase<OtpStore>> = [
   otpCase("issues a code to a phone without one, and accepts it exactly once", (store) =>
     Effect.gen(function* () {

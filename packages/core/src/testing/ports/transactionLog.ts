@@ -32,7 +32,7 @@ const logCase = (
   run: (log: TransactionLog["Service"]) => Effect.Effect<void, unknown>
 ): PortContractCase<TransactionLog> => ({ name, run: TransactionLog.use(run) })
 
-/** The contract of `TransactionLog` (DESIGN §4, recorded before broadcast): every implementation must pass every case. */
+/** The contract of `TransactionLog` (docs/security.md): every implementation must pass every case. */
 export const transactionLogContract: ReadonlyArray<PortContractCase<TransactionLog>> = [
   logCase("finds no record for an unknown id", (log) =>
     Effect.gen(function* () {
