@@ -1,11 +1,13 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
+import * as Schema from "effect/Schema"
 import type { Gateway } from "./http/contract"
 import { makeGatewayFromRoutes } from "./http/gateway"
 import type { GatewayModule, PortsOf } from "./http/module"
+import { type DocumentedRoute, openApiDocument } from "./http/openapi"
 import { makeProblemTable } from "./http/problemTable"
-import { type Route, routeWithoutBody } from "./http/route"
+import { documented, type Route, routeWithoutBody } from "./http/route"
 
 /** Options of {@link composeGateway}. */
 export interface ComposeOptions<M extends ReadonlyArray<GatewayModule<unknown, never>>, E> {
@@ -21,7 +23,7 @@ export interface ComposeOptions<M extends ReadonlyArray<GatewayModule<unknown, n
 
 /**
  * Builds a gateway from the modules it serves and the ports they need: their routes, the problem table from
- * their slices, and `GET /v1/health` over what they report. A gateway of phone sign-in alone imports no chain
+ * their slices, `GET /v1/health` over what they report, and `GET /openapi.json`, the OpenAPI 3.1 document of them all. A gateway of phone sign-in alone imports no chain
  * code; its type asks for exactly the ports its modules need.
  */
 export const composeGateway = <const M extends ReadonlyArray<GatewayModule<unknown, never>>, E = never>(
@@ -36,8 +38,12 @@ export const composeGateway = <const M extends ReadonlyArray<GatewayModule<unkno
   // The loggers reach the ports too, so what they log while they start goes where the rest goes.
   const layer =
     options.loggers === undefined ? services : services.pipe(Layer.provideMerge(Logger.layer(options.loggers)))
+  const served: ReadonlyArray<DocumentedRoute> = [
+    ...modules.flatMap((module) => module.routes.map((route) => ({ route, problems: [module.problems] }))),
+    { route: healthRoute(modules), problems: [] }
+  ]
   return makeGatewayFromRoutes({
-    routes: [...modules.flatMap((module) => module.routes), healthRoute(modules)],
+    routes: [...served.map(({ route }) => route), openApiRoute(served)],
     problems: makeProblemTable(modules.map((module) => module.problems)),
     layer,
     ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit })
@@ -72,16 +78,50 @@ const inBuildOrder = (
   return ordered
 }
 
+/** The answer of `GET /v1/health`: `ok` or `degraded`, and what each module reports beside it. */
+const HealthReport = Schema.StructWithRest(Schema.Struct({ status: Schema.Literals(["ok", "degraded"]) }), [
+  Schema.Record(Schema.String, Schema.Unknown)
+])
+
+const OPENAPI_PATH = "/openapi.json"
+
+/**
+ * `GET /openapi.json`: the OpenAPI 3.1 document of the gateway's routes, itself included, made once when first asked.
+ */
+const openApiRoute = (served: ReadonlyArray<DocumentedRoute>): Route<unknown> => {
+  let body: unknown
+  const route = documented(
+    routeWithoutBody("GET", OPENAPI_PATH, () => {
+      body ??= openApiDocument({ title: "walletgate", version: "1" }, [...served, { route, problems: [] }])
+      return Effect.succeed({ status: 200, body, headers: { "cache-control": "public, max-age=300" } })
+    }),
+    {
+      summary: "This document: the gateway's routes, their schemas, problems and security (OpenAPI 3.1).",
+      answers: [{ status: 200, description: "The OpenAPI document." }]
+    }
+  )
+  return route
+}
+
 /** `GET /v1/health`: 200 when every module that reports is healthy, else 503, with what each reports. */
 const healthRoute = (modules: ReadonlyArray<GatewayModule<unknown, never>>): Route<unknown> => {
   const checks = modules.flatMap((module) => (module.health === undefined ? [] : [module.health]))
-  return routeWithoutBody("GET", "/v1/health", () =>
-    Effect.map(Effect.all(checks, { concurrency: "unbounded" }), (reports) => {
-      const healthy = reports.every((report) => report.healthy)
-      return {
-        status: healthy ? 200 : 503,
-        body: Object.assign({ status: healthy ? "ok" : "degraded" }, ...reports.map((report) => report.detail))
-      }
-    })
+  return documented(
+    routeWithoutBody("GET", "/v1/health", () =>
+      Effect.map(Effect.all(checks, { concurrency: "unbounded" }), (reports) => {
+        const healthy = reports.every((report) => report.healthy)
+        return {
+          status: healthy ? 200 : 503,
+          body: Object.assign({ status: healthy ? "ok" : "degraded" }, ...reports.map((report) => report.detail))
+        }
+      })
+    ),
+    {
+      summary: "Whether every module can serve, with what each reports.",
+      answers: [
+        { status: 200, description: "Healthy.", schema: HealthReport },
+        { status: 503, description: "Degraded.", schema: HealthReport }
+      ]
+    }
   )
 }

@@ -1,7 +1,7 @@
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import { type Reply, type RouteContext, routeWithBody } from "../http/route"
+import { documented, type Reply, type RouteContext, routeWithBody } from "../http/route"
 import { AppAuth, type ClientCredentials } from "./AppAuth"
 import { OAuthError } from "./errors"
 
@@ -11,6 +11,16 @@ export const AccessTokenResponse = Schema.Struct({
   token_type: Schema.Literal("bearer"),
   expires_in: Schema.Int
 })
+
+/** Body of `POST /v1/auth`, as the handler reads it (JSON or form); the credentials may come by HTTP Basic instead. */
+const AccessTokenRequest = Schema.Struct({
+  grant_type: Schema.optionalKey(Schema.Literal("client_credentials")),
+  client_id: Schema.optionalKey(Schema.String),
+  client_secret: Schema.optionalKey(Schema.String)
+})
+
+/** The RFC 6749 §5.2 error answer of `POST /v1/auth`. */
+const OAuthErrorResponse = Schema.Struct({ error: OAuthError.fields.error, error_description: Schema.String })
 
 // RFC 6749 §5.1: token answers must not be cached.
 const NO_CACHE = { "cache-control": "no-store", pragma: "no-cache" }
@@ -71,24 +81,36 @@ const credentialsOf = (body: unknown, context: RouteContext) =>
 
 /** `POST /v1/auth`: the OAuth 2.0 client-credentials grant, in JSON or the RFC's form encoding. */
 export const authRoutes = [
-  routeWithBody(
-    "POST",
-    "/v1/auth",
-    Schema.Unknown,
-    Effect.fnUntraced(
-      function* (body, context) {
-        const credentials = yield* credentialsOf(body, context)
-        const appAuth = yield* AppAuth
-        const granted = yield* appAuth.grant(credentials)
-        const reply: typeof AccessTokenResponse.Type = {
-          access_token: granted.accessToken,
-          token_type: "bearer",
-          expires_in: granted.expiresIn
-        }
-        return { status: 200, body: reply, headers: NO_CACHE }
-      },
-      Effect.catchTag("OAuthError", (error) => Effect.succeed(oauthErrorReply(error)))
+  documented(
+    routeWithBody(
+      "POST",
+      "/v1/auth",
+      Schema.Unknown,
+      Effect.fnUntraced(
+        function* (body, context) {
+          const credentials = yield* credentialsOf(body, context)
+          const appAuth = yield* AppAuth
+          const granted = yield* appAuth.grant(credentials)
+          const reply: typeof AccessTokenResponse.Type = {
+            access_token: granted.accessToken,
+            token_type: "bearer",
+            expires_in: granted.expiresIn
+          }
+          return { status: 200, body: reply, headers: NO_CACHE }
+        },
+        Effect.catchTag("OAuthError", (error) => Effect.succeed(oauthErrorReply(error)))
+      ),
+      ["application/json", "application/x-www-form-urlencoded"]
     ),
-    ["application/json", "application/x-www-form-urlencoded"]
+    {
+      summary: "Grants an app an access token (OAuth 2.0 client credentials).",
+      security: "clientCredentials",
+      body: AccessTokenRequest,
+      answers: [
+        { status: 200, description: "The access token.", schema: AccessTokenResponse },
+        { status: 400, description: "OAuth error (RFC 6749 §5.2).", schema: OAuthErrorResponse },
+        { status: 401, description: "OAuth error `invalid_client`.", schema: OAuthErrorResponse }
+      ]
+    }
   )
 ]

@@ -53,7 +53,42 @@ export interface Route<R, E extends Tagged = Tagged> {
    * on a 400 or a 503 too, or it cannot read them.
    */
   readonly answerHeaders?: (context: RouteContext) => Effect.Effect<Readonly<Record<string, string>>, never, R>
+  /** The schema the router decodes the body with (set by {@link routeWithBody}). */
+  readonly body?: Schema.Constraint
+  /** What the OpenAPI document says of the route beyond what the router knows. */
+  readonly doc?: RouteDoc
 }
+
+/** How a route's caller authenticates: an app's Bearer token, an automation key, or client credentials. */
+export type RouteSecurity = "bearer" | "apiKey" | "clientCredentials"
+
+/** One answer of a route other than its problems: status, what it means, and its body's schema if it has one. */
+export interface RouteAnswer {
+  readonly status: number
+  readonly description: string
+  readonly schema?: Schema.Constraint
+  /** Default `application/json`. */
+  readonly mediaType?: string
+}
+
+/** A route's documentation: declarative, next to the route; read only to build the OpenAPI document. */
+export interface RouteDoc {
+  readonly summary: string
+  /** Absent: no authentication. */
+  readonly security?: RouteSecurity
+  /** The body's real schema, for a route that decodes the body itself (after authenticating). */
+  readonly body?: Schema.Constraint
+  /** The path's `:params` by name; a param not listed is a string. */
+  readonly params?: Schema.Struct<Schema.Struct.Fields>
+  /** The query parameters by name. */
+  readonly query?: Schema.Struct<Schema.Struct.Fields>
+  /** The route takes an `Idempotency-Key` header. */
+  readonly idempotent?: boolean
+  readonly answers: ReadonlyArray<RouteAnswer>
+}
+
+/** `route` with its documentation. */
+export const documented = <R, E extends Tagged>(route: Route<R, E>, doc: RouteDoc): Route<R, E> => ({ ...route, doc })
 
 /** A schema that decodes without services. */
 export type BodySchema<A> = Schema.Decoder<A, never>
@@ -78,6 +113,7 @@ export const routeWithBody = <A, R, E extends Tagged>(
     method,
     path,
     accepts,
+    body: schema,
     run: (body, context, services) => {
       const decoded = decode(body)
       return Result.isSuccess(decoded) ? handler(decoded.success, context, services) : Effect.fail(decoded.failure)

@@ -2,7 +2,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { SigningKeys } from "../auth/SigningKeys"
-import { routeWithBody, routeWithoutBody } from "../http/route"
+import { documented, routeWithBody, routeWithoutBody } from "../http/route"
 import { type CodeSent, PhoneSignIn, type Session } from "./PhoneSignIn"
 
 /**
@@ -38,6 +38,13 @@ export const VerifyOtpResponse = Schema.Struct({
   user: Schema.Struct({ id: Schema.String, phone: Schema.String })
 })
 
+/** Answer of `GET /functions/v1/.well-known/jwks.json`: the public keys that verify the tokens issued here. */
+const JsonWebKeySet = Schema.Struct({
+  keys: Schema.Array(
+    Schema.StructWithRest(Schema.Struct({ kty: Schema.String }), [Schema.Record(Schema.String, Schema.Unknown)])
+  )
+})
+
 const JWKS_HEADERS = { "cache-control": "public, max-age=300" }
 
 /** The answer of a sign-in whose code went out. */
@@ -67,21 +74,39 @@ const sessionReply = (session: Session) => {
 
 /** The phone sign-in endpoints and the JWKS that verifies the tokens they issue. */
 export const otpRoutes = [
-  routeWithBody(
-    "POST",
-    "/functions/v1/signInWithOTP",
-    SignInWithOtpRequest,
-    (body, context, services: Context.Context<PhoneSignIn>) =>
-      Effect.map(Context.get(services, PhoneSignIn).sendCode(body.phone, context.clientIp, body.challenge), sentReply)
+  documented(
+    routeWithBody(
+      "POST",
+      "/functions/v1/signInWithOTP",
+      SignInWithOtpRequest,
+      (body, context, services: Context.Context<PhoneSignIn>) =>
+        Effect.map(Context.get(services, PhoneSignIn).sendCode(body.phone, context.clientIp, body.challenge), sentReply)
+    ),
+    {
+      summary: "Sends a sign-in code to a phone by SMS.",
+      answers: [{ status: 200, description: "The code was sent.", schema: SignInWithOtpResponse }]
+    }
   ),
-  routeWithBody(
-    "POST",
-    "/functions/v1/verifyOTP",
-    VerifyOtpRequest,
-    (body, _, services: Context.Context<PhoneSignIn>) =>
-      Effect.map(Context.get(services, PhoneSignIn).verifyCode(body.phone, body.token), sessionReply)
+  documented(
+    routeWithBody(
+      "POST",
+      "/functions/v1/verifyOTP",
+      VerifyOtpRequest,
+      (body, _, services: Context.Context<PhoneSignIn>) =>
+        Effect.map(Context.get(services, PhoneSignIn).verifyCode(body.phone, body.token), sessionReply)
+    ),
+    {
+      summary: "Exchanges a phone's code for a user session.",
+      answers: [{ status: 200, description: "The session.", schema: VerifyOtpResponse }]
+    }
   ),
-  routeWithoutBody("GET", "/functions/v1/.well-known/jwks.json", (_, services: Context.Context<SigningKeys>) =>
-    Effect.succeed({ status: 200, body: Context.get(services, SigningKeys).jwks, headers: JWKS_HEADERS })
+  documented(
+    routeWithoutBody("GET", "/functions/v1/.well-known/jwks.json", (_, services: Context.Context<SigningKeys>) =>
+      Effect.succeed({ status: 200, body: Context.get(services, SigningKeys).jwks, headers: JWKS_HEADERS })
+    ),
+    {
+      summary: "The public keys that verify the user tokens issued here (JWKS).",
+      answers: [{ status: 200, description: "The key set.", schema: JsonWebKeySet }]
+    }
   )
 ]

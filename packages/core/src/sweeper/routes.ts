@@ -6,12 +6,13 @@ import type { ChainError } from "../chain/errors"
 import { AddressString } from "../chain/schemas"
 import { cacheableReply } from "../http/caching"
 import { corsHeaders, preflightReply } from "../http/cors"
-import { type Route, type RouteContext, routeWithoutBody } from "../http/route"
+import { documented, type Route, type RouteContext, routeWithoutBody } from "../http/route"
 import { clientGroupOf } from "../state/clientGroup"
 import { RateLimited, type StoreUnavailable } from "../state/errors"
 import { RateLimiter } from "../state/RateLimiter"
 import { InvalidAddress, type SweeperError } from "./errors"
 import { SweeperLookups } from "./SweeperLookups"
+import { OpenOrder, Order, WalletInfo } from "./schemas"
 import { SweeperSettings } from "./settings"
 
 /** What a lookup route may fail with. */
@@ -56,32 +57,53 @@ const cors = (context: RouteContext) =>
 /** A read-only, publicly cacheable lookup, with its preflight. */
 const lookup = (
   path: string,
+  summary: string,
+  answer: Schema.Constraint,
   read: (lookups: SweeperLookups["Service"], context: RouteContext) => Effect.Effect<unknown, LookupRouteError>
 ): ReadonlyArray<Route<SweeperLookups | SweeperSettings | RateLimiter, LookupRouteError>> => [
   {
-    ...routeWithoutBody(
-      "GET",
-      path,
-      Effect.fnUntraced(function* (context) {
-        const settings = yield* SweeperSettings
-        // Lookups are unauthenticated and each may read the chain: every client has a budget. A gateway without
-        // sweeper settings answers 404 at no cost, and counts nothing.
-        if (settings.network !== undefined) yield* admitted(settings, context.clientIp)
-        const body = yield* read(yield* SweeperLookups, context)
-        return cacheableReply(context.request, body, `public, max-age=${settings.maxAgeSeconds}`)
-      })
+    ...documented(
+      routeWithoutBody(
+        "GET",
+        path,
+        Effect.fnUntraced(function* (context) {
+          const settings = yield* SweeperSettings
+          // Lookups are unauthenticated and each may read the chain: every client has a budget. A gateway without
+          // sweeper settings answers 404 at no cost, and counts nothing.
+          if (settings.network !== undefined) yield* admitted(settings, context.clientIp)
+          const body = yield* read(yield* SweeperLookups, context)
+          return cacheableReply(context.request, body, `public, max-age=${settings.maxAgeSeconds}`)
+        })
+      ),
+      {
+        summary,
+        answers: [
+          { status: 200, description: "The lookup.", schema: answer },
+          { status: 304, description: "Not modified: `If-None-Match` names the current `ETag`." }
+        ]
+      }
     ),
     answerHeaders: cors
   },
   {
-    ...routeWithoutBody("OPTIONS", path, () => Effect.succeed(preflightReply(["GET", "OPTIONS"]))),
+    ...documented(
+      routeWithoutBody("OPTIONS", path, () => Effect.succeed(preflightReply(["GET", "OPTIONS"]))),
+      { summary: "CORS preflight.", answers: [{ status: 204, description: "Allowed methods and headers." }] }
+    ),
     answerHeaders: cors
   }
 ]
 
 /** `GET /api/all-orders`, `GET /api/orders` and `GET /api/:address` (SPEC §4.5–4.7), each with its CORS preflight. */
 export const sweeperRoutes: ReadonlyArray<Route<SweeperLookups | SweeperSettings | RateLimiter, LookupRouteError>> = [
-  ...lookup("/api/all-orders", (lookups) => lookups.allOrders),
-  ...lookup("/api/orders", (lookups) => lookups.openOrders),
-  ...lookup("/api/:address", (lookups, context) => Effect.flatMap(addressOf(context.params.address), lookups.wallet))
+  ...lookup(
+    "/api/all-orders",
+    "Every order: open ones and sweeps.",
+    Schema.Array(Order),
+    (lookups) => lookups.allOrders
+  ),
+  ...lookup("/api/orders", "The open orders.", Schema.Array(OpenOrder), (lookups) => lookups.openOrders),
+  ...lookup("/api/:address", "An address's sweepable tokens and past sweeps.", WalletInfo, (lookups, context) =>
+    Effect.flatMap(addressOf(context.params.address), lookups.wallet)
+  )
 ]
