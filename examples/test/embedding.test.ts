@@ -5,13 +5,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
 // The Express and Koa embedding examples promise the same behaviour, so one suite runs against both.
 const ADMIN_KEY = "test-admin-key"
+// Sent inside malformed bodies: it must never reach the example's log.
+const RAW_BODY_MARKER = "RAW_BODY_secret_0x5eed"
 
 /** The URL the example prints once it listens; rejects with its output if it exits first. */
-const listeningUrl = (process: ChildProcess) =>
+const listeningUrl = (process: ChildProcess, log: (chunk: string) => void) =>
   new Promise<string>((resolve, reject) => {
     let output = ""
     const collect = (chunk: Buffer) => {
       output += chunk.toString()
+      log(chunk.toString())
       const url = output.match(/listening on (http:\/\/\S+)/)?.[1]
       if (url !== undefined) resolve(url)
     }
@@ -25,6 +28,7 @@ for (const example of ["express-embed", "koa-embed"]) {
     const source = fileURLToPath(new URL(`../${example}/src/server.ts`, import.meta.url))
     let child: ChildProcess
     let base = ""
+    let output = ""
     const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
       fetch(`${base}${path}`, {
         method: "POST",
@@ -37,7 +41,9 @@ for (const example of ["express-embed", "koa-embed"]) {
         env: { PATH: process.env.PATH ?? "", PORT: "0", ADMIN_API_KEY: ADMIN_KEY },
         stdio: ["ignore", "pipe", "pipe"]
       })
-      base = await listeningUrl(child)
+      base = await listeningUrl(child, (chunk) => {
+        output += chunk
+      })
     })
 
     afterAll(async () => {
@@ -66,10 +72,15 @@ for (const example of ["express-embed", "koa-embed"]) {
       expect(await verified.json()).toMatchObject({ token_type: "bearer", user: { phone: "+15005550006" } })
     })
 
-    it("leaves malformed JSON to the host's body parser, and answers other media types itself", async () => {
-      const malformed = await post("/wallet/functions/v1/signInWithOTP", '{"phone":')
+    it("answers malformed JSON under /wallet with walletgate's problem, and on the host's routes without HTML", async () => {
+      const malformed = await post("/wallet/functions/v1/signInWithOTP", `{"phone": ${RAW_BODY_MARKER}}`)
       expect(malformed.status).toBe(400)
-      expect(malformed.headers.get("content-type")).not.toMatch(/problem\+json/)
+      expect(malformed.headers.get("content-type")).toMatch(/^application\/problem\+json/)
+      expect(await malformed.json()).toMatchObject({ code: "invalid_json", status: 400 })
+
+      const hostMalformed = await post("/notes", `{"text": ${RAW_BODY_MARKER}}`)
+      expect(hostMalformed.status).toBe(400)
+      expect(await hostMalformed.text()).not.toMatch(/<html|<pre|at |RAW_BODY/i)
 
       const text = await post("/wallet/functions/v1/signInWithOTP", "phone=+15005550006", {
         "content-type": "text/plain"
@@ -89,10 +100,11 @@ for (const example of ["express-embed", "koa-embed"]) {
       expect(outside.headers.get("content-type")).not.toMatch(/problem\+json/)
     })
 
-    it("stops on SIGTERM", async () => {
+    it("stops on SIGTERM, having logged no request body", async () => {
       child.kill("SIGTERM")
       const [code] = await once(child, "exit")
       expect(code).toBe(0)
+      expect(output).not.toContain(RAW_BODY_MARKER)
     })
   })
 }

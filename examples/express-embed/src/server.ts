@@ -3,7 +3,7 @@
 import { createHash, timingSafeEqual } from "node:crypto"
 import { embeddedPorts, makeGateway } from "@walletgate/core"
 import { walletgate } from "@walletgate/express"
-import express, { type RequestHandler } from "express"
+import express, { type ErrorRequestHandler, type RequestHandler } from "express"
 
 const adminKey = process.env.ADMIN_API_KEY ?? "dev-admin-key"
 
@@ -21,7 +21,12 @@ const gateway = makeGateway({
 
 const notes: Array<string> = []
 const app = express()
-app.use(express.json()) // the host's body parser, for every route: walletgate takes the body it parsed
+// walletgate first, before the host's body parser: it reads its own bodies, so malformed JSON on its routes
+// gets its problem+json answer (400 invalid_json) rather than Express's HTML error page. Mounted after
+// express.json() it would take the body that parser made, but a body the parser refuses never reaches it.
+// Outside /admin, so the host's API key does not apply: wallet users sign in with a code instead.
+app.use("/wallet", walletgate(gateway))
+app.use(express.json()) // the host's body parser, for its own routes
 
 app.get("/health", (_req, res) => {
   res.json({ ok: true })
@@ -40,10 +45,20 @@ app.get("/admin/notes", (_req, res) => {
   res.json({ notes })
 })
 
-// Outside /admin, so the host's API key does not apply: wallet users sign in with a code instead.
-app.use("/wallet", walletgate(gateway))
+/** The host's last error handler: a short JSON answer, and nothing of the request (its body) in the log. */
+const answerErrors: ErrorRequestHandler = (error: { status?: unknown }, _req, res, _next) => {
+  const status = typeof error.status === "number" && error.status >= 400 && error.status < 500 ? error.status : 500
+  if (status === 500) console.error("host route failed")
+  res.status(status).json({ error: status === 500 ? "internal error" : "bad request" })
+}
+app.use(answerErrors)
 
-const server = app.listen(Number(process.env.PORT ?? 3000), "127.0.0.1", () => {
+const port = Number(process.env.PORT ?? 3000)
+const server = app.listen(port, "127.0.0.1", (error) => {
+  if (error !== undefined) {
+    console.error(`cannot listen on port ${port} (${error.message}); set PORT= to choose another`)
+    process.exit(1)
+  }
   const address = server.address()
   console.log(`listening on http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : ""}`)
 })

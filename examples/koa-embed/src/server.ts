@@ -45,15 +45,22 @@ admin.get("/notes", (ctx) => {
 })
 
 const app = new Koa()
-app.use(bodyParser()) // the host's body parser, for every route: walletgate takes the raw text it kept
+// walletgate first, before the host's body parser: it reads its own bodies, so malformed JSON under /wallet
+// gets its problem+json answer. Not under /admin, so the host's API key does not apply: wallet users sign in
+// with a code instead. Other paths pass through to the host.
+app.use(walletgate(gateway, { prefix: "/wallet" }))
+app.use(bodyParser()) // the host's body parser, for its own routes
 app.use(routes.routes())
 app.use(admin.routes())
-// Not under /admin, so the host's API key does not apply: wallet users sign in with a code instead.
-app.use(walletgate(gateway, { prefix: "/wallet" }))
 
-const server = app.listen(Number(process.env.PORT ?? 3000), "127.0.0.1", () => {
+const port = Number(process.env.PORT ?? 3000)
+const server = app.listen(port, "127.0.0.1", () => {
   const address = server.address()
   console.log(`listening on http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : ""}`)
+})
+server.once("error", (error) => {
+  console.error(`cannot listen on port ${port} (${error.message}); set PORT= to choose another`)
+  process.exit(1)
 })
 
 const stop = () => {

@@ -190,7 +190,15 @@ await gateway.ready().catch(async (error: unknown) => {
 
 const app = express()
 app.use(walletgate(gateway))
-const server = app.listen(settings.port, settings.host, () => {
+const server = app.listen(settings.port, settings.host, (error) => {
+  if (error !== undefined) {
+    // Express 5 hands the listen error to this callback: a taken port must not print the banner.
+    console.error(
+      `walletgate playground: cannot listen on port ${settings.port} (${error.message}); set PORT= to choose another, e.g. PORT=3001 npm start`
+    )
+    Promise.all([gateway.dispose(), chain.stop()]).finally(() => process.exit(1))
+    return
+  }
   const address = server.address()
   const port = typeof address === "object" && address !== null ? address.port : settings.port
   const base = `http://${settings.host}:${port}`
