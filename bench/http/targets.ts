@@ -188,8 +188,13 @@ const pathOf = (req: IncomingMessage) => {
   return queryAt === -1 ? url : url.slice(0, queryAt)
 }
 
-const writeNode = (res: ServerResponse, answer: { status: number; headers: Readonly<Record<string, string>> }) =>
-  res.writeHead(answer.status, answer.headers)
+const writeNode = (
+  res: ServerResponse,
+  answer: { status: number; headers: Readonly<Record<string, string | ReadonlyArray<string>>> }
+) => {
+  for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value)
+  res.writeHead(answer.status)
+}
 
 const bareNode = (bare: BareServer): Server =>
   createServer((req, res) => {

@@ -18,6 +18,8 @@ const requireApiKey: Koa.Middleware = async (ctx, next) => {
 }
 
 const gateway = makeGateway({
+  // The gateway answers below /wallet and strips the prefix itself; the middleware calls next() for the rest.
+  basePath: "/wallet",
   // Development only: +15005550006 always takes the code 123456 and gets no SMS. Never in production.
   ports: embeddedPorts({ otp: { testPhones: { "+15005550006": "123456" } } })
 })
@@ -48,7 +50,7 @@ const app = new Koa()
 // walletgate first, before the host's body parser: it reads its own bodies, so malformed JSON under /wallet
 // gets its problem+json answer. Not under /admin, so the host's API key does not apply: wallet users sign in
 // with a code instead. Other paths pass through to the host.
-app.use(walletgate(gateway, { prefix: "/wallet" }))
+app.use(walletgate(gateway))
 app.use(bodyParser()) // the host's body parser, for its own routes
 app.use(routes.routes())
 app.use(admin.routes())

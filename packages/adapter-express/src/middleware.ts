@@ -3,20 +3,28 @@ import {
   type GatewayRequest,
   type GatewayResponse,
   handleReadingBody,
+  pathBelow,
   singleValuedHeaders
 } from "@walletgate/core"
 import type { NextFunction, Request, RequestHandler, Response } from "express"
 
 /**
- * Express middleware that answers every request it sees with `gateway`. Mount it at the root or
- * under a prefix (`app.use("/wallet", walletgate(gateway))`); it uses a body the host already parsed
+ * Express middleware that answers requests with `gateway`. Mount it under a prefix with Express
+ * (`app.use("/wallet", walletgate(gateway))`) or give the gateway a `basePath` and mount it at the root;
+ * requests outside the gateway's `basePath` go on to `next()`. It uses a body the host already parsed
  * (`express.json()`), otherwise reads the body itself within the gateway's limit. The client IP is
  * `req.ip`, so Express's `trust proxy` setting decides whether forwarded headers count.
  */
 export const walletgate = (gateway: Gateway): RequestHandler => {
   return (req: Request, res: Response, next: NextFunction) => {
+    // `req.path` is below Express's own mount; the gateway's base path, if any, is below that.
+    if (pathBelow(gateway.basePath, req.path) === undefined) {
+      next()
+      return
+    }
     const write = (response: GatewayResponse) => {
       res.status(response.status)
+      // A field of several values (`set-cookie`) is written once per value, never joined.
       for (const [name, value] of Object.entries(response.headers)) res.setHeader(name, value)
       res.end(response.body)
     }

@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net"
 import { embeddedPorts, type Gateway, makeGateway } from "@walletgate/core"
 import {
-  conformanceCases,
+  allConformanceCases,
   declaredLengthCases,
   makeConformanceGateway,
   runConformance,
@@ -36,13 +36,20 @@ describe("conformance: Express", () => {
   const targets = {
     "mounted at the root": (gateway: Gateway) => express().use(walletgate(gateway)),
     "under /wallet": (gateway: Gateway) => express().use("/wallet", walletgate(gateway)),
+    // The gateway's own base path, the middleware at the root, the host's other routes beside it.
+    "under the gateway's basePath /wallet": (gateway: Gateway) =>
+      express()
+        .use(walletgate(gateway))
+        .get("/other", (_req, res) => {
+          res.send("host")
+        }),
     "behind the host's express.json()": (gateway: Gateway) =>
       // The host parses JSON itself but leaves other media types (and bad bodies) to walletgate.
       express().use("/wallet", express.json({ limit: "1mb" }), walletgate(gateway))
   }
   for (const [name, build] of Object.entries(targets)) {
     it(`passes every case ${name}`, async () => {
-      const gateway = makeConformanceGateway()
+      const gateway = makeConformanceGateway(name.includes("basePath") ? { basePath: "/wallet" } : {})
       const server = await listen(build(gateway))
       const base = name === "mounted at the root" ? server.url : `${server.url}/wallet`
       try {
@@ -51,7 +58,7 @@ describe("conformance: Express", () => {
         // Bodies the host parser already rejects never reach walletgate; that is the host's choice.
         const hostOwned = name.startsWith("behind") ? ["malformed JSON", "not UTF-8", "over the limit"] : []
         expect(failing.filter(([caseName]) => !hostOwned.some((part) => caseName.includes(part)))).toEqual([])
-        expect(Object.keys(results)).toHaveLength(conformanceCases.length)
+        expect(Object.keys(results)).toHaveLength(allConformanceCases.length)
       } finally {
         await server.close()
         await gateway.dispose()

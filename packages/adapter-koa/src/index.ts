@@ -1,1 +1,1 @@
-export { type KoaContext, type KoaMiddleware, type KoaOptions, walletgate } from "./middleware"
+export { type KoaContext, type KoaMiddleware, walletgate } from "./middleware"

@@ -4,6 +4,7 @@ import {
   type GatewayResponse,
   type HostStream,
   handleReadingBody,
+  pathBelow,
   singleValuedHeaders
 } from "@walletgate/core"
 
@@ -24,34 +25,27 @@ export interface KoaContext {
   readonly request: object
   status: number
   body: unknown
-  set(field: string, value: string): void
+  set(field: string, value: string | Array<string>): void
   remove(field: string): void
 }
 
 /** A Koa middleware over {@link KoaContext}; Koa's `app.use` accepts it. */
 export type KoaMiddleware = (ctx: KoaContext, next: () => Promise<unknown>) => Promise<void>
 
-/** Options of {@link walletgate}. */
-export interface KoaOptions {
-  /** Answer only below this path (`"/wallet"`), which is stripped as `koa-mount` would; others go to `next()`. */
-  readonly prefix?: string
-}
-
 /**
- * Koa middleware that answers requests with `gateway`: every request, or those below `prefix`. It
- * uses a body the host already parsed, otherwise reads the body itself within the gateway's limit.
- * The client IP is `ctx.ip`, so `app.proxy` (and `app.maxIpsCount`) decide whether forwarded
- * headers count.
+ * Koa middleware that answers requests with `gateway`: those below the gateway's `basePath`
+ * (`makeGateway({ basePath: "/wallet" })`), the others go to `next()`; the gateway strips the prefix itself.
+ * Under `koa-mount`, `ctx.path` is already below the mount. It uses a body the host already parsed, otherwise
+ * reads the body itself within the gateway's limit. The client IP is `ctx.ip`, so `app.proxy` (and
+ * `app.maxIpsCount`) decide whether forwarded headers count.
  */
-export const walletgate = (gateway: Gateway, options: KoaOptions = {}): KoaMiddleware => {
-  const prefix = mountPrefix(options.prefix)
+export const walletgate = (gateway: Gateway): KoaMiddleware => {
   return async (ctx, next) => {
-    const path = below(prefix, ctx.path)
-    if (path === undefined) {
+    if (pathBelow(gateway.basePath, ctx.path) === undefined) {
       await next()
       return
     }
-    const request = toGatewayRequest(ctx, path)
+    const request = toGatewayRequest(ctx)
     const parsed = hostBody(ctx.request)
     write(
       ctx,
@@ -62,23 +56,10 @@ export const walletgate = (gateway: Gateway, options: KoaOptions = {}): KoaMiddl
   }
 }
 
-const mountPrefix = (prefix: string | undefined): string => {
-  if (prefix === undefined) return ""
-  if (!prefix.startsWith("/")) throw new TypeError(`walletgate: prefix must start with "/": ${prefix}`)
-  return prefix.replace(/\/+$/, "")
-}
-
-/** The path below `prefix`, or `undefined` when `path` is outside it (`/wallet` does not hold `/walletx`). */
-const below = (prefix: string, path: string): string | undefined => {
-  if (prefix === "") return path
-  if (path === prefix) return "/"
-  return path.startsWith(`${prefix}/`) ? path.slice(prefix.length) : undefined
-}
-
 /** The request as the gateway sees it, before its body. */
-const toGatewayRequest = (ctx: KoaContext, path: string): GatewayRequest => ({
+const toGatewayRequest = (ctx: KoaContext): GatewayRequest => ({
   method: ctx.method,
-  path,
+  path: ctx.path,
   query: new URLSearchParams(ctx.querystring),
   headers: singleValuedHeaders(ctx.headers),
   ...(ctx.ip === "" ? {} : { remoteAddress: ctx.ip })
@@ -99,7 +80,8 @@ const hostBody = (request: object): Pick<GatewayRequest, "rawBody" | "body"> | u
 
 const write = (ctx: KoaContext, response: GatewayResponse): void => {
   ctx.status = response.status
-  for (const [name, value] of Object.entries(response.headers)) ctx.set(name, value)
+  // A field of several values (`set-cookie`) is written once per value, never joined.
+  for (const [name, value] of Object.entries(response.headers)) ctx.set(name, typeof value === "string" ? value : [...value])
   ctx.body = response.body
   // Koa gives a string body a text/plain type when none is set; the core's answer has the last word.
   if (response.headers["content-type"] === undefined) ctx.remove("content-type")

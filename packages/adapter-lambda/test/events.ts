@@ -176,9 +176,11 @@ export const eventFor = (kind: EventKind, request: ConformanceRequest): LambdaHt
 /** What the client receives for `result`, reading only the fields the event's source reads for `kind`. */
 export const responseOf = (kind: EventKind, result: LambdaHttpResult): ConformanceResponse => {
   const headers: Record<string, string> = {}
+  const setCookie: Array<string> = []
   const add = (name: string, value: string) => {
     const key = name.toLowerCase()
-    headers[key] = headers[key] === undefined ? value : `${headers[key]}, ${value}`
+    if (key === "set-cookie") setCookie.push(value)
+    else headers[key] = headers[key] === undefined ? value : `${headers[key]}, ${value}`
   }
   const single = () => {
     for (const [name, value] of Object.entries(result.headers ?? {})) add(name, value)
@@ -200,11 +202,11 @@ export const responseOf = (kind: EventKind, result: LambdaHttpResult): Conforman
     multi()
   }
   const body = result.isBase64Encoded ? Buffer.from(result.body, "base64").toString("utf8") : result.body
-  return { status: result.statusCode, headers, body }
+  return { status: result.statusCode, headers, setCookie, body }
 }
 
-/** A conformance target: each request goes to `handler` as an event of `kind`. */
+/** A conformance target: each request goes to `handler` as an event of `kind`, its path below `base`. */
 export const sendAsLambda =
-  (kind: EventKind, handler: LambdaHttpHandler) =>
+  (kind: EventKind, handler: LambdaHttpHandler, base = "") =>
   async (request: ConformanceRequest): Promise<ConformanceResponse> =>
-    responseOf(kind, await handler(eventFor(kind, request)))
+    responseOf(kind, await handler(eventFor(kind, { ...request, path: `${base}${request.path}` })))

@@ -17,6 +17,12 @@ export interface ComposeOptions<M extends ReadonlyArray<GatewayModule<unknown, n
   readonly ports: Layer.Layer<PortsOf<M>, E>
   /** Largest request body in bytes; default 100 KiB. */
   readonly bodyLimit?: number
+  /**
+   * The path the gateway answers below (`"/wallet"`), stripped by the gateway itself in `handle`, `fetch` and
+   * every adapter; default the root. Under a host that already strips its mount (Express's `app.use("/wallet", …)`,
+   * `koa-mount`), leave it unset: the gateway sees the path below that mount.
+   */
+  readonly basePath?: string
   /** Where log lines go; default Effect's console logger. Log lines never hold codes, tokens or keys. */
   readonly loggers?: ReadonlyArray<Logger.Logger<unknown, unknown>>
 }
@@ -46,7 +52,8 @@ export const composeGateway = <const M extends ReadonlyArray<GatewayModule<unkno
     routes: [...served.map(({ route }) => route), openApiRoute(served)],
     problems: makeProblemTable(modules.map((module) => module.problems)),
     layer,
-    ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit })
+    ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
+    ...(options.basePath === undefined ? {} : { basePath: options.basePath })
   })
 }
 

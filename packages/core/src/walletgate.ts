@@ -129,6 +129,8 @@ export interface MakeGatewayOptions<E> {
   readonly ports?: Layer.Layer<GatewayPorts, E>
   /** Largest request body in bytes; default 100 KiB. */
   readonly bodyLimit?: number
+  /** The path the gateway answers below (`"/wallet"`); see `ComposeOptions.basePath`. */
+  readonly basePath?: string
   /** Where log lines go; default Effect's console logger. Log lines never hold codes, tokens or keys. */
   readonly loggers?: ReadonlyArray<Logger.Logger<unknown, unknown>>
   /** Access-token lifetime and external JWKS timeout. */
@@ -153,5 +155,6 @@ export const makeGateway = <E = never>(options: MakeGatewayOptions<E> = {}): Gat
     modules: standardModules(options),
     ports: options.ports ?? embeddedPorts(),
     ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
+    ...(options.basePath === undefined ? {} : { basePath: options.basePath }),
     ...(options.loggers === undefined ? {} : { loggers: options.loggers })
   })

@@ -1,5 +1,5 @@
-import { BodyIncomplete, transportProblems } from "./errors"
-import { PROBLEM_JSON, type ProblemDocument, problemOf } from "./problem"
+import { BodyIncomplete, transportProblems, UnsupportedEvent } from "./errors"
+import { internalErrorDocument, PROBLEM_JSON, type ProblemDocument, problemOf } from "./problem"
 import { requestIdOf } from "./requestId"
 
 /**
@@ -28,11 +28,21 @@ export interface GatewayRequest {
   readonly remoteAddress?: string
 }
 
+/**
+ * A response header's value: one string, or several for a field sent once per value. `Set-Cookie` is the one that
+ * needs it (RFC 6265 §3: a cookie's `Expires` holds a comma, so its values cannot be joined); an adapter writes each
+ * value as a field of its own and never splits a string.
+ */
+export type HeaderValue = string | ReadonlyArray<string>
+
+/** Response headers: lower-case names. */
+export type ResponseHeaders = Readonly<Record<string, HeaderValue>>
+
 /** A response as the core hands it back to every adapter. */
 export interface GatewayResponse {
   readonly status: number
-  /** Lower-case header names; values are single strings. */
-  readonly headers: Readonly<Record<string, string>>
+  /** Lower-case header names; a field sent more than once (`set-cookie`) holds its values in order. */
+  readonly headers: ResponseHeaders
   /** The serialised body (JSON or problem+json), or `""` for an empty body. */
   readonly body: string
 }
@@ -152,22 +162,91 @@ export const handleReadingBody = (
     : gateway.handle(request)
 
 /** The answer to a body that could not be read to its end, with the headers every answer carries. */
-const incompleteBody = (request: GatewayRequest): GatewayResponse => {
-  const { document, headers } = problemOf(transportProblems.BodyIncomplete, new BodyIncomplete())
+const incompleteBody = (request: GatewayRequest): GatewayResponse =>
+  refusal(new BodyIncomplete(), request.headers["x-request-id"])
+
+/**
+ * The answer to a request an adapter cannot hand to the gateway (a Lambda event of no HTTP kind, a body that broke
+ * off), with the headers every answer carries; `requestId` is the client's `X-Request-Id` or the platform's id, a
+ * fresh one when absent or unusable. Adapters build no problem document of their own.
+ */
+export const refusal = (error: BodyIncomplete | UnsupportedEvent, requestId?: string): GatewayResponse => {
+  const { document, headers } =
+    error._tag === "BodyIncomplete"
+      ? problemOf(transportProblems.BodyIncomplete, error)
+      : problemOf(transportProblems.UnsupportedEvent, error)
   return problemResponse(document, {
     ...headers,
     "cache-control": "no-store",
     "x-content-type-options": "nosniff",
-    "x-request-id": requestIdOf(request.headers["x-request-id"])
+    "x-request-id": requestIdOf(requestId)
   })
+}
+
+/**
+ * The answer an adapter gives when the gateway itself failed it (`handle` rejected, which its contract rules out):
+ * 500 `internal_error`, with the headers every answer carries.
+ */
+export const internalFailure = (requestId?: string): GatewayResponse =>
+  problemResponse(internalErrorDocument, {
+    "cache-control": "no-store",
+    "x-content-type-options": "nosniff",
+    "x-request-id": requestIdOf(requestId)
+  })
+
+/**
+ * A mount prefix as given (`"/wallet"`, `"/wallet/"`, `"/"`), normalised: no trailing slash, `""` for the root.
+ * One that does not start with `/` is refused.
+ */
+export const normalBasePath = (basePath: string | undefined): string => {
+  if (basePath === undefined) return ""
+  if (!basePath.startsWith("/")) throw new TypeError(`walletgate: basePath must start with "/": ${basePath}`)
+  return basePath.replace(/\/+$/, "")
+}
+
+/**
+ * The part of `path` below `prefix` (normalised by {@link normalBasePath}), starting with `/`; `undefined` when
+ * `path` is outside it (`/wallet` holds `/wallet` and `/wallet/x`, not `/walletx`).
+ */
+export const pathBelow = (prefix: string, path: string): string | undefined => {
+  if (prefix === "") return path
+  if (path === prefix) return "/"
+  return path.startsWith(`${prefix}/`) ? path.slice(prefix.length) : undefined
+}
+
+/** `headers` as a web-standard `Headers`, a field of several values written once per value. */
+export const webHeaders = (headers: ResponseHeaders): Headers => {
+  const out = new Headers()
+  for (const [name, value] of Object.entries(headers)) {
+    if (typeof value === "string") out.set(name, value)
+    else for (const one of value) out.append(name, one)
+  }
+  return out
+}
+
+/** One string per header, for a destination that holds one per name: several values joined with `, ` (RFC 9110 §5.3). */
+export const joinedHeaderValue = (value: HeaderValue): string => (typeof value === "string" ? value : value.join(", "))
+
+/** What a web-standard runtime knows of a request beyond the `Request` itself. */
+export interface FetchOptions {
+  /**
+   * The client's IP address as the runtime determined it (Deno's `info.remoteAddr.hostname`, Bun's
+   * `server.requestIP(request)?.address`). Without it, every such request counts against one shared per-IP budget.
+   */
+  readonly remoteAddress?: string | undefined
 }
 
 /** A running walletgate: what adapters mount. Build one with `makeGateway`. */
 export interface Gateway {
-  /** Answers one neutral request. Never rejects: every failure is a problem+json response. */
+  /**
+   * Answers one neutral request, whose path is below the host's own mount and starts with {@link basePath}.
+   * Never rejects: every failure is a problem+json response.
+   */
   readonly handle: (request: GatewayRequest) => Promise<GatewayResponse>
   /** Answers a web-standard `Request`, for runtimes built on `fetch` (Deno, Bun, workers, `node:http` shims). */
-  readonly fetch: (request: Request) => Promise<Response>
+  readonly fetch: (request: Request, options?: FetchOptions) => Promise<Response>
+  /** The path the gateway answers below (`"/wallet"`), `""` for the root; a path outside it is not the gateway's. */
+  readonly basePath: string
   /** The largest request body, in bytes, the gateway accepts; adapters read at most one byte more. */
   readonly bodyLimit: number
   /** Builds the gateway's layers now (they are otherwise built on first use); rejects on bad configuration. */
@@ -179,7 +258,7 @@ export interface Gateway {
 /** A problem document as a response. */
 export const problemResponse = (
   document: ProblemDocument,
-  headers: Readonly<Record<string, string>> = {}
+  headers: ResponseHeaders = {}
 ): GatewayResponse => ({
   status: document.status,
   headers: { ...headers, "content-type": PROBLEM_JSON },

@@ -39,6 +39,11 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("Invali
   errors: Schema.Array(FieldProblem)
 }) {}
 
+/** An adapter was handed something that is not an HTTP request it knows (a Lambda event of another kind). */
+export class UnsupportedEvent extends Schema.TaggedError<UnsupportedEvent>()("UnsupportedEvent", {
+  reason: Schema.String
+}) {}
+
 /** The errors of the transport itself: routing, media types, bodies and their shape. */
 export type TransportError =
   | RouteNotFound
@@ -46,6 +51,7 @@ export type TransportError =
   | UnsupportedMediaType
   | PayloadTooLarge
   | BodyIncomplete
+  | UnsupportedEvent
   | BodyRequired
   | MalformedJson
   | InvalidRequest
@@ -82,6 +88,12 @@ export const transportProblems: ProblemSlice<TransportError> = {
     title: "Body incomplete",
     detail: () => "The body ended before it was complete.",
     headers: () => CLOSE
+  },
+  UnsupportedEvent: {
+    status: 400,
+    code: "unsupported_event",
+    title: "Unsupported event",
+    detail: (e) => e.reason
   },
   BodyRequired: {
     status: 400,

@@ -11,11 +11,16 @@ import * as Result from "effect/Result"
 import type { Tagged } from "../internal/problem"
 import {
   declaresBodyOver,
+  type FetchOptions,
   type Gateway,
   type GatewayRequest,
   type GatewayResponse,
+  normalBasePath,
+  pathBelow,
   problemResponse,
-  readRequestBody
+  type ResponseHeaders,
+  readRequestBody,
+  webHeaders
 } from "./contract"
 import {
   BodyRequired,
@@ -42,6 +47,8 @@ export interface GatewayOptions<R, E> {
   readonly layer: Layer.Layer<R, E>
   /** Largest request body in bytes; default {@link DEFAULT_BODY_LIMIT}. */
   readonly bodyLimit?: number
+  /** The path the gateway answers below (`"/wallet"`); default the root. */
+  readonly basePath?: string
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true })
@@ -93,8 +100,8 @@ const parseBody = (
   }
 }
 
-/** Response headers: lower-case names, single values. */
-type HeaderMap = Readonly<Record<string, string>>
+/** Response headers: lower-case names. */
+type HeaderMap = ResponseHeaders
 
 /**
  * An answer with the headers every answer carries: `cache-control: no-store` unless the answer's own headers
@@ -129,6 +136,9 @@ const replyAnswer = (reply: Reply, requestId: string, extra: HeaderMap | undefin
     ? finished(reply.status, "", requestId, undefined, reply.headers, extra)
     : finished(reply.status, JSON.stringify(reply.body), requestId, JSON_CONTENT, reply.headers, extra)
 
+/** The answer to a HEAD: the GET's status and headers, no body. */
+const withoutBody = (response: GatewayResponse): GatewayResponse => ({ ...response, body: "" })
+
 /** Whether an outcome is known without running it: `Effect.succeed` and `Effect.fail` are already exits. */
 const isKnown = <R>(outcome: Effect.Effect<Reply, Tagged, R>): outcome is Exit.Exit<Reply, Tagged> =>
   Exit.isExit(outcome)
@@ -161,6 +171,7 @@ const loggingOf = (services: Context.Context<never>): Logging => {
 export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gateway => {
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT
   if (!Number.isInteger(bodyLimit) || bodyLimit < 1) throw new RangeError("bodyLimit must be a positive whole number")
+  const basePath = normalBasePath(options.basePath)
   const runtime = ManagedRuntime.make(options.layer)
   const route = makeRouter(options.routes)
   /** The answer to an error of the table; the transport's own errors are always in it. */
@@ -246,7 +257,9 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
     if (declaresBodyOver(request.headers["content-length"], bodyLimit)) {
       return Promise.resolve(done(finish(tooLarge, requestId)))
     }
-    const match = route(request.method.toUpperCase(), request.path)
+    const method = request.method.toUpperCase()
+    // HEAD is answered as the GET of the same path would be (RFC 9110 §9.3.2); `handle` drops the body.
+    const match = route(method === "HEAD" ? "GET" : method, request.path)
     if (match._tag === "NotFound") return Promise.resolve(done(finish(notFound, requestId)))
     if (match._tag === "WrongMethod") {
       return Promise.resolve(done(finish(problemAnswer(new MethodNotAllowed({ allow: match.allow })), requestId)))
@@ -307,15 +320,21 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
       const runFork = Effect.runForkWith(services)
       running = { services, logging: loggingOf(services), runFork: (effect) => runFork(effect) }
     }
+    // A path outside the mount is not the gateway's: answered as any unknown path.
+    const below = pathBelow(basePath, request.path)
+    const requestId = () => requestIdOf(request.headers["x-request-id"])
+    if (below === undefined) return Promise.resolve(finish(notFound, requestId()))
+    const mounted = below === request.path ? request : { ...request, path: below }
     try {
-      return answer(request, running)
+      const answered = answer(mounted, running)
+      return request.method.toUpperCase() === "HEAD" ? answered.then(withoutBody) : answered
     } catch (defect) {
       // A bug before the route's effect started (its own failures are answered inside `answer`).
       return Promise.resolve(defectAnswer(Cause.die(defect)))
     }
   }
 
-  const fetchHandler = async (request: Request): Promise<Response> => {
+  const fetchHandler = async (request: Request, options: FetchOptions = {}): Promise<Response> => {
     const url = new URL(request.url)
     const headers: Record<string, string> = {}
     request.headers.forEach((value, name) => {
@@ -327,15 +346,19 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
       path: url.pathname,
       query: url.searchParams,
       headers,
-      ...(rawBody === undefined ? {} : { rawBody })
+      ...(rawBody === undefined ? {} : { rawBody }),
+      ...(options.remoteAddress === undefined || options.remoteAddress === ""
+        ? {}
+        : { remoteAddress: options.remoteAddress })
     })
     const empty = response.body === "" || response.status === 204 || response.status === 304
-    return new Response(empty ? null : response.body, { status: response.status, headers: response.headers })
+    return new Response(empty ? null : response.body, { status: response.status, headers: webHeaders(response.headers) })
   }
 
   return {
     handle,
     fetch: fetchHandler,
+    basePath,
     bodyLimit,
     ready: () => runtime.runPromise(Effect.void),
     dispose: () => runtime.dispose()

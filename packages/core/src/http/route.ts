@@ -5,7 +5,7 @@ import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as SchemaJITCompiler from "effect/schema/SchemaJITCompiler"
 import type { FieldProblem, Tagged } from "../internal/problem"
-import type { GatewayRequest } from "./contract"
+import type { GatewayRequest, ResponseHeaders } from "./contract"
 import { InvalidRequest } from "./errors"
 
 /** The HTTP methods routes are declared with. */
@@ -27,7 +27,8 @@ export interface RouteContext {
 export interface Reply {
   readonly status: number
   readonly body: unknown
-  readonly headers?: Readonly<Record<string, string>>
+  /** Headers of the answer; a field of several values (`set-cookie`) is written once per value. */
+  readonly headers?: ResponseHeaders
 }
 
 /**

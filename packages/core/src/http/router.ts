@@ -84,6 +84,8 @@ export const makeRouter = <R>(routes: ReadonlyArray<Route<R>>) => {
       if (params === undefined) continue
       if (entry.route.method === method) return { _tag: "Found", route: entry.route, params }
       if (!allow.includes(entry.route.method)) allow.push(entry.route.method)
+      // Every GET route answers HEAD too (RFC 9110 §9.3.2).
+      if (entry.route.method === "GET" && !allow.includes("HEAD")) allow.push("HEAD")
     }
     return allow.length > 0 ? { _tag: "WrongMethod", allow } : NOT_FOUND
   }

@@ -1,10 +1,14 @@
 import { connect } from "node:net"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { hashClientSecret } from "../auth/AppAuth"
+import { composeGateway } from "../compose"
 import type { Gateway } from "../http/contract"
+import { defineModule } from "../http/module"
+import { routeWithoutBody } from "../http/route"
 import { SmsSender } from "../otp/SmsSender"
 import { hashApiKey } from "../payout/ApiKeys"
-import { embeddedPorts, makeGateway } from "../walletgate"
+import { embeddedPorts, standardModules } from "../walletgate"
 
 /** A request of the conformance table, as a client sends it over the wire. */
 export interface ConformanceRequest {
@@ -19,7 +23,10 @@ export interface ConformanceRequest {
 /** A response as a target received it (header names lower-case). */
 export interface ConformanceResponse {
   readonly status: number
+  /** One string per name; a field the target received several times joined with `, `. */
   readonly headers: Readonly<Record<string, string | undefined>>
+  /** Every `Set-Cookie` field received, each whole, in order (their values hold commas, so `headers` cannot). */
+  readonly setCookie: ReadonlyArray<string>
   readonly body: string
 }
 
@@ -36,6 +43,10 @@ export interface ConformanceCase {
     readonly contentType: string
     /** Headers that must be present with exactly these values (or matching these patterns). */
     readonly headers?: Readonly<Record<string, string | RegExp>>
+    /** The exact `Set-Cookie` fields, in order (none when absent: every answer is checked). */
+    readonly setCookie?: ReadonlyArray<string>
+    /** The answer must have no body although it has a content type (a `HEAD`). */
+    readonly bodyless?: boolean
     /** The exact JSON body. */
     readonly body?: unknown
     /** For bodies with unpredictable parts (tokens): returns what is wrong, empty when all is right. */
@@ -93,12 +104,42 @@ const NOT_CONFIGURED_TITLE = "Dust-sweeping lookups not configured"
 const NOT_CONFIGURED = "This gateway does not serve dust-sweeping lookups."
 const someCall = { to: ["0x52908400098527886E0F7030069857D2E4169EE7"], value: ["0"], data: ["0x"], auth: "" }
 
+/** The path of the conformance gateway's test route that sets two cookies. */
+export const COOKIES_PATH = "/test/cookies"
+
+/** The cookies that route sets: an `Expires` holds a comma, so joining or splitting them on commas breaks them. */
+export const CONFORMANCE_COOKIES = [
+  "session=abc; Expires=Wed, 21 Oct 2026 07:28:00 GMT; Path=/; HttpOnly; Secure",
+  "theme=dark; Path=/"
+] as const
+
+/** A test module: `GET /test/cookies` answers 200 with two `Set-Cookie` fields. No production module sets one yet. */
+const cookieModule = defineModule({
+  name: "conformance-cookies",
+  layer: Layer.empty,
+  problems: {},
+  routes: [
+    routeWithoutBody("GET", COOKIES_PATH, () =>
+      Effect.succeed({ status: 200, body: { cookies: 2 }, headers: { "set-cookie": CONFORMANCE_COOKIES } })
+    )
+  ]
+})
+
+/** Options of {@link makeConformanceGateway}. */
+export interface ConformanceGatewayOptions {
+  /** The gateway's own mount prefix (`"/wallet"`); the table's paths are below it. */
+  readonly basePath?: string
+}
+
 /**
  * A gateway on the embedded defaults with the settings the table assumes: test phones
- * `+15005550001`… with code `246810`, and a body limit of {@link CONFORMANCE_BODY_LIMIT}.
+ * `+15005550001`… with code `246810`, a body limit of {@link CONFORMANCE_BODY_LIMIT}, and a test route that
+ * sets two cookies ({@link COOKIES_PATH}).
  */
-export const makeConformanceGateway = (): Gateway =>
-  makeGateway({
+export const makeConformanceGateway = (options: ConformanceGatewayOptions = {}): Gateway =>
+  composeGateway({
+    modules: [...standardModules(), cookieModule],
+    ...(options.basePath === undefined ? {} : { basePath: options.basePath }),
     ports: Layer.mergeAll(
       embeddedPorts({
         otp: { testPhones: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [testPhone(i + 1), TEST_CODE])) },
@@ -579,13 +620,13 @@ export const conformanceCases: ReadonlyArray<ConformanceCase> = [
     }
   },
   {
-    name: "a lookup by POST is 405 allowing GET and OPTIONS",
+    name: "a lookup by POST is 405 allowing GET, HEAD and OPTIONS",
     request: post("/api/orders", {}),
     expect: {
       status: 405,
       contentType: PROBLEM,
-      headers: { allow: "GET, OPTIONS" },
-      body: problem(405, "method_not_allowed", "Method not allowed", "This endpoint accepts GET, OPTIONS.")
+      headers: { allow: "GET, HEAD, OPTIONS" },
+      body: problem(405, "method_not_allowed", "Method not allowed", "This endpoint accepts GET, HEAD, OPTIONS.")
     }
   },
   {
@@ -599,6 +640,53 @@ export const conformanceCases: ReadonlyArray<ConformanceCase> = [
     expect: { status: 404, contentType: PROBLEM, headers: { "x-request-id": /^[0-9a-f-]{36}$/ } }
   }
 ]
+
+/** The GET cases of the table asked as HEAD: the same status and headers, no body (RFC 9110 §9.3.2). */
+const headCases: ReadonlyArray<ConformanceCase> = conformanceCases.flatMap((testCase) => {
+  if (typeof testCase.request === "function" || testCase.request.method !== "GET") return []
+  const { body: _body, check: _check, ...expect } = testCase.expect
+  return [
+    {
+      ...testCase,
+      name: `HEAD: ${testCase.name}`,
+      request: { ...testCase.request, method: "HEAD" },
+      expect: { ...expect, bodyless: true }
+    }
+  ]
+})
+
+/** Answers with several values of one field, and HEAD on every GET route. */
+export const httpDetailCases: ReadonlyArray<ConformanceCase> = [
+  {
+    name: "two Set-Cookie fields arrive whole and apart",
+    request: { method: "GET", path: COOKIES_PATH },
+    expect: { status: 200, contentType: JSON_TYPE, setCookie: CONFORMANCE_COOKIES, body: { cookies: 2 } }
+  },
+  {
+    name: "HEAD of a route that sets two cookies sets them too",
+    request: { method: "HEAD", path: COOKIES_PATH },
+    expect: { status: 200, contentType: JSON_TYPE, setCookie: CONFORMANCE_COOKIES, bodyless: true }
+  },
+  {
+    name: "a POST-only path answers HEAD with 405 and its Allow",
+    request: { method: "HEAD", path: VERIFY },
+    expect: { status: 405, contentType: PROBLEM, headers: { allow: "POST" }, bodyless: true }
+  },
+  {
+    name: "GET on a GET route that also answers HEAD lists both in Allow when refused",
+    request: post("/v1/health", {}),
+    expect: {
+      status: 405,
+      contentType: PROBLEM,
+      headers: { allow: "GET, HEAD" },
+      body: problem(405, "method_not_allowed", "Method not allowed", "This endpoint accepts GET, HEAD.")
+    }
+  },
+  ...headCases
+]
+
+/** Every case an adapter must pass: {@link conformanceCases} and {@link httpDetailCases}. */
+export const allConformanceCases: ReadonlyArray<ConformanceCase> = [...conformanceCases, ...httpDetailCases]
 
 /** The `Content-Length` the cases of {@link declaredLengthCases} declare: about 100 GB, of which 2 bytes are sent. */
 export const DECLARED_OVERSIZE = "99999999999"
@@ -663,7 +751,11 @@ export const checkConformance = (testCase: ConformanceCase, response: Conformanc
     const ok = typeof wanted === "string" ? actual === wanted : actual !== undefined && wanted.test(actual)
     if (!ok) problems.push(`header ${name}: ${actual}, expected ${String(wanted)}`)
   }
-  if (expect.contentType === "") {
+  const cookies = expect.setCookie ?? []
+  if (JSON.stringify(response.setCookie) !== JSON.stringify(cookies)) {
+    problems.push(`set-cookie ${JSON.stringify(response.setCookie)}, expected ${JSON.stringify(cookies)}`)
+  }
+  if (expect.contentType === "" || expect.bodyless === true) {
     if (response.body !== "") problems.push(`body ${response.body}, expected none`)
     return problems
   }
@@ -687,7 +779,7 @@ export const checkConformance = (testCase: ConformanceCase, response: Conformanc
  */
 export const runConformance = async (
   send: (request: ConformanceRequest) => Promise<ConformanceResponse>,
-  cases: ReadonlyArray<ConformanceCase> = conformanceCases
+  cases: ReadonlyArray<ConformanceCase> = allConformanceCases
 ): Promise<Record<string, ReadonlyArray<string>>> => {
   const results: Record<string, ReadonlyArray<string>> = {}
   for (const testCase of cases) {
@@ -714,12 +806,17 @@ export const sendOverHttp =
       headers: request.headers ?? {},
       ...(request.body === undefined ? {} : { body: request.body })
     })
-    const headers: Record<string, string> = {}
-    response.headers.forEach((value, name) => {
-      headers[name] = value
-    })
-    return { status: response.status, headers, body: await response.text() }
+    return responseOfFetch(response)
   }
+
+/** A web-standard `Response` as a conformance response (`Set-Cookie` fields kept apart, as `fetch` keeps them). */
+export const responseOfFetch = async (response: Response): Promise<ConformanceResponse> => {
+  const headers: Record<string, string> = {}
+  response.headers.forEach((value, name) => {
+    if (name !== "set-cookie") headers[name] = value
+  })
+  return { status: response.status, headers, setCookie: response.headers.getSetCookie(), body: await response.text() }
+}
 
 /**
  * Sends a conformance request on a new TCP connection, its head exactly as given (a `Content-Length` the body does
@@ -762,11 +859,16 @@ const parseAnswer = (raw: string): ConformanceResponse | undefined => {
   const status = Number(statusLine.split(" ")[1])
   if (!Number.isInteger(status)) return undefined
   const headers: Record<string, string> = {}
+  const setCookie: Array<string> = []
   for (const line of lines) {
     const colon = line.indexOf(":")
-    if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim()
+    if (colon <= 0) continue
+    const name = line.slice(0, colon).trim().toLowerCase()
+    const value = line.slice(colon + 1).trim()
+    if (name === "set-cookie") setCookie.push(value)
+    else headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`
   }
   const rest = raw.slice(end + 4)
   const length = headers["content-length"]
-  return { status, headers, body: length === undefined ? rest : rest.slice(0, Number(length)) }
+  return { status, headers, setCookie, body: length === undefined ? rest : rest.slice(0, Number(length)) }
 }

@@ -1,12 +1,20 @@
-import { type Gateway, readBodyWithin } from "@walletgate/core"
-import { type ConformanceRequest, makeConformanceGateway, runConformance } from "@walletgate/core/testing"
-import { describe, expect, it } from "vitest"
+import { embeddedPorts, type Gateway, makeGateway, readBodyWithin } from "@walletgate/core"
+import {
+  type ConformanceRequest,
+  makeConformanceGateway,
+  responseOfFetch,
+  runConformance,
+  SmsOutbox
+} from "@walletgate/core/testing"
+import * as Layer from "effect/Layer"
+import { afterEach, describe, expect, it } from "vitest"
 
 const bytes = (body: string | Uint8Array | undefined) =>
   body === undefined ? undefined : typeof body === "string" ? new TextEncoder().encode(body) : body
 
-const viaHandle = (gateway: Gateway) => async (request: ConformanceRequest) => {
-  const [path = "", query = ""] = request.path.split("?")
+/** `gateway.handle` as a target: the request as an adapter would hand it, the answer as a client would read it. */
+const viaHandle = (gateway: Gateway, base = "") => async (request: ConformanceRequest) => {
+  const [path = "", query = ""] = `${base}${request.path}`.split("?")
   const body = bytes(request.body)
   const headers: Record<string, string> = {}
   for (const [name, value] of Object.entries(request.headers ?? {})) headers[name.toLowerCase()] = value
@@ -20,36 +28,61 @@ const viaHandle = (gateway: Gateway) => async (request: ConformanceRequest) => {
     remoteAddress: "127.0.0.1",
     ...(rawBody === undefined ? {} : { rawBody })
   })
-  return { status: response.status, headers: response.headers, body: response.body }
+  const { "set-cookie": setCookie, ...rest } = response.headers
+  const joined = Object.fromEntries(
+    Object.entries(rest).map(([name, value]) => [name, typeof value === "string" ? value : value.join(", ")])
+  )
+  const cookies = setCookie === undefined ? [] : typeof setCookie === "string" ? [setCookie] : [...setCookie]
+  return { status: response.status, headers: joined, setCookie: cookies, body: response.body }
 }
 
-const viaFetch = (gateway: Gateway) => async (request: ConformanceRequest) => {
-  const response = await gateway.fetch(
-    new Request(`http://gateway.test${request.path}`, {
-      method: request.method,
-      headers: request.headers ?? {},
-      ...(request.body === undefined ? {} : { body: request.body })
-    })
-  )
-  const headers: Record<string, string> = {}
-  response.headers.forEach((value, name) => {
-    headers[name] = value
-  })
-  return { status: response.status, headers, body: await response.text() }
-}
+const viaFetch =
+  (gateway: Gateway, base = "") =>
+  async (request: ConformanceRequest) =>
+    responseOfFetch(
+      await gateway.fetch(
+        new Request(`http://gateway.test${base}${request.path}`, {
+          method: request.method,
+          headers: request.headers ?? {},
+          ...(request.body === undefined ? {} : { body: request.body })
+        }),
+        { remoteAddress: "127.0.0.1" }
+      )
+    )
 
 describe("conformance: the neutral core", () => {
   for (const [name, target] of Object.entries({ "gateway.handle": viaHandle, "gateway.fetch": viaFetch })) {
-    it(`${name} passes every case`, async () => {
-      const gateway = makeConformanceGateway()
-      try {
-        const results = await runConformance(target(gateway))
-        expect(Object.entries(results).filter(([, problems]) => problems.length > 0)).toEqual([])
-      } finally {
-        await gateway.dispose()
-      }
-    })
+    for (const base of ["", "/wallet"]) {
+      it(`${name} passes every case ${base === "" ? "unmounted" : `mounted under ${base}`}`, async () => {
+        const gateway = makeConformanceGateway(base === "" ? {} : { basePath: base })
+        try {
+          const results = await runConformance(target(gateway, base))
+          expect(Object.entries(results).filter(([, problems]) => problems.length > 0)).toEqual([])
+        } finally {
+          await gateway.dispose()
+        }
+      })
+    }
   }
+
+  it("mounted under /wallet, answers nothing outside it, and 404 for what is outside", async () => {
+    const gateway = makeConformanceGateway({ basePath: "/wallet/" })
+    try {
+      const statusOf = async (path: string) => (await viaFetch(gateway)({ method: "GET", path })).status
+      expect(await statusOf("/wallet/v1/health")).toBe(200)
+      expect(await statusOf("/v1/health")).toBe(404)
+      expect(await statusOf("/walletx/v1/health")).toBe(404)
+      expect(await statusOf("/wallet")).toBe(404)
+      const outside = await viaHandle(gateway)({ method: "GET", path: "/v1/health" })
+      expect(JSON.parse(outside.body)).toMatchObject({ code: "not_found" })
+    } finally {
+      await gateway.dispose()
+    }
+  })
+
+  it("refuses a basePath that does not start with a slash", () => {
+    expect(() => makeConformanceGateway({ basePath: "wallet" })).toThrow(TypeError)
+  })
 
   it("a deliberate difference fails the table", async () => {
     const gateway = makeConformanceGateway()
@@ -66,5 +99,74 @@ describe("conformance: the neutral core", () => {
     } finally {
       await gateway.dispose()
     }
+  })
+
+  it("a target that joins Set-Cookie fields, or sends a HEAD a body, fails the table", async () => {
+    const gateway = makeConformanceGateway()
+    const joining: Gateway = {
+      ...gateway,
+      handle: async (request) => {
+        const response = await gateway.handle(request)
+        const cookies = response.headers["set-cookie"]
+        return typeof cookies === "object"
+          ? { ...response, headers: { ...response.headers, "set-cookie": cookies.join(", ") } }
+          : response
+      }
+    }
+    const bodied: Gateway = { ...gateway, handle: (request) => gateway.handle({ ...request, method: "GET" }) }
+    try {
+      const joined = await runConformance(viaHandle(joining))
+      expect(joined["two Set-Cookie fields arrive whole and apart"]?.[0]).toMatch(/^set-cookie /)
+      const headless = await runConformance(viaHandle(bodied))
+      expect(headless["HEAD: GET /v1/health is 200 ok"] ?? headless[Object.keys(headless)[0] ?? ""]).toBeDefined()
+      expect(
+        Object.entries(headless).filter(([name, problems]) => name.startsWith("HEAD") && problems.length > 0).length
+      ).toBeGreaterThan(0)
+    } finally {
+      await gateway.dispose()
+    }
+  })
+})
+
+// Through `fetch`, the runtime passes the client's address: the per-IP sign-in cap holds there as in every adapter.
+const AREA_CODES = [212, 415, 312, 646, 617, 202, 305, 713, 206, 303, 404, 503, 602, 702, 801, 214, 215, 216, 310, 313]
+const phone = (i: number) => `+1${AREA_CODES[i % AREA_CODES.length]}${230 + Math.floor(i / AREA_CODES.length)}${1000 + i}`
+
+describe("the per-IP sign-in cap through gateway.fetch", () => {
+  let gateway: Gateway | undefined
+  afterEach(async () => {
+    await gateway?.dispose()
+  })
+  const signIn = async (target: Gateway, i: number, remoteAddress?: string) =>
+    (
+      await target.fetch(
+        new Request("http://gateway.test/functions/v1/signInWithOTP", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ phone: phone(i) })
+        }),
+        { remoteAddress }
+      )
+    ).status
+
+  it("holds per address: 20 sign-ins from one client, the 21st refused, another client still served", async () => {
+    const outbox = new SmsOutbox()
+    gateway = makeGateway({ ports: Layer.mergeAll(embeddedPorts(), outbox.layer), loggers: [] })
+    const statuses = []
+    for (let i = 0; i < 21; i++) statuses.push(await signIn(gateway, i, "198.51.100.7"))
+    expect(statuses.slice(0, 20).every((status) => status === 200)).toBe(true)
+    expect(statuses[20]).toBe(429)
+    expect(await signIn(gateway, 21, "203.0.113.9")).toBe(200)
+    expect(outbox.messages).toHaveLength(21)
+  })
+
+  it("without an address, every request shares one budget (fail closed)", async () => {
+    const outbox = new SmsOutbox()
+    gateway = makeGateway({ ports: Layer.mergeAll(embeddedPorts(), outbox.layer), loggers: [] })
+    const statuses = []
+    for (let i = 0; i < 21; i++) statuses.push(await signIn(gateway, i))
+    expect(statuses).toContain(429)
+    // Another client with no address is refused too: one shared budget.
+    expect(await signIn(gateway, 22)).toBe(429)
   })
 })

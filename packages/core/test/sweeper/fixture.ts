@@ -68,7 +68,8 @@ export const caller = (gateway: Gateway): TestGateway => {
     })
     return {
       status: response.status,
-      headers: response.headers,
+      // No lookup answers a field more than once: one string per name.
+      headers: Object.fromEntries(Object.entries(response.headers).map(([name, value]) => [name, String(value)])),
       body: response.body === "" ? undefined : JSON.parse(response.body),
       raw: response.body
     }
