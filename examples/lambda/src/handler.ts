@@ -24,5 +24,9 @@ const gateway = makeGateway({
 // Build the layers during the init phase: a bad configuration fails the cold start, not a user's request.
 await gateway.ready()
 
-/** The function's handler: `handler.handler` in template.yaml. */
-export const handler = createHandler(gateway)
+/**
+ * The function's handler: `handler.handler` in template.yaml. It trusts its proxy: behind an ALB the client
+ * address is then the X-Forwarded-For entry the load balancer appended, so each client has its own per-IP
+ * sign-in budget (see the README). API Gateway events carry the source address whatever this says.
+ */
+export const handler = createHandler(gateway, { trustProxy: true })

@@ -81,7 +81,8 @@ const hostBody = (request: object): Pick<GatewayRequest, "rawBody" | "body"> | u
 const write = (ctx: KoaContext, response: GatewayResponse): void => {
   ctx.status = response.status
   // A field of several values (`set-cookie`) is written once per value, never joined.
-  for (const [name, value] of Object.entries(response.headers)) ctx.set(name, typeof value === "string" ? value : [...value])
+  for (const [name, value] of Object.entries(response.headers))
+    ctx.set(name, typeof value === "string" ? value : [...value])
   ctx.body = response.body
   // Koa gives a string body a text/plain type when none is set; the core's answer has the last word.
   if (response.headers["content-type"] === undefined) ctx.remove("content-type")

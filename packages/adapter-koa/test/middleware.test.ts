@@ -136,7 +136,6 @@ describe("walletgate (Koa)", () => {
     expect(request.query.get("y")).toBe("1")
   })
 
-
   it("reads the body itself, as the bytes the client sent, when no body parser ran", async () => {
     const gateway = echoGateway()
     const app = new Koa()

@@ -1,6 +1,15 @@
 import { STATUS_CODES } from "node:http"
 import type { AlbEvent } from "./events"
-import { encodePath, headersOf, type Processor, rawBody, remoteAddress, type Settings, splitHeaders, valuesOf } from "./shared"
+import {
+  encodePath,
+  headersOf,
+  type Processor,
+  rawBody,
+  remoteAddress,
+  type Settings,
+  splitHeaders,
+  valuesOf
+} from "./shared"
 
 /** ALB query names and values, still percent-encoded as the client sent them: decoded once, here. */
 const encodedQuery = (event: AlbEvent): URLSearchParams =>

@@ -14,7 +14,9 @@ import { type EventKind, eventKinds, sendAsLambda } from "./events"
  * an ALB answer there holds one `Set-Cookie` (see the adapter's README).
  */
 const cannotCarry = (kind: EventKind): ReadonlyArray<string> =>
-  kind === "ALB" ? ["two Set-Cookie fields arrive whole and apart", "HEAD of a route that sets two cookies sets them too"] : []
+  kind === "ALB"
+    ? ["two Set-Cookie fields arrive whole and apart", "HEAD of a route that sets two cookies sets them too"]
+    : []
 
 /** Runs the table through `wrap(createHandler(gateway))`, every request an event of `kind`, below `base`. */
 const run = async (

@@ -9,7 +9,8 @@ import { type EventKind, sendAsLambda } from "./events"
 // X-Forwarded-For it likes; the load balancer appends the address it saw, the right-most entry.
 
 const AREA_CODES = [212, 415, 312, 646, 617, 202, 305, 713, 206, 303, 404, 503, 602, 702, 801, 214, 215, 216, 310, 313]
-const phone = (i: number) => `+1${AREA_CODES[i % AREA_CODES.length]}${230 + Math.floor(i / AREA_CODES.length)}${1000 + i}`
+const phone = (i: number) =>
+  `+1${AREA_CODES[i % AREA_CODES.length]}${230 + Math.floor(i / AREA_CODES.length)}${1000 + i}`
 
 let gateway: Gateway | undefined
 afterEach(async () => {

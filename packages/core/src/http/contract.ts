@@ -1,4 +1,4 @@
-import { BodyIncomplete, transportProblems, UnsupportedEvent } from "./errors"
+import { BodyIncomplete, transportProblems, type UnsupportedEvent } from "./errors"
 import { internalErrorDocument, PROBLEM_JSON, type ProblemDocument, problemOf } from "./problem"
 import { requestIdOf } from "./requestId"
 
@@ -256,10 +256,7 @@ export interface Gateway {
 }
 
 /** A problem document as a response. */
-export const problemResponse = (
-  document: ProblemDocument,
-  headers: ResponseHeaders = {}
-): GatewayResponse => ({
+export const problemResponse = (document: ProblemDocument, headers: ResponseHeaders = {}): GatewayResponse => ({
   status: document.status,
   headers: { ...headers, "content-type": PROBLEM_JSON },
   body: JSON.stringify(document)

@@ -352,7 +352,10 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
         : { remoteAddress: options.remoteAddress })
     })
     const empty = response.body === "" || response.status === 204 || response.status === 304
-    return new Response(empty ? null : response.body, { status: response.status, headers: webHeaders(response.headers) })
+    return new Response(empty ? null : response.body, {
+      status: response.status,
+      headers: webHeaders(response.headers)
+    })
   }
 
   return {

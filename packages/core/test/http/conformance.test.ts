@@ -13,28 +13,30 @@ const bytes = (body: string | Uint8Array | undefined) =>
   body === undefined ? undefined : typeof body === "string" ? new TextEncoder().encode(body) : body
 
 /** `gateway.handle` as a target: the request as an adapter would hand it, the answer as a client would read it. */
-const viaHandle = (gateway: Gateway, base = "") => async (request: ConformanceRequest) => {
-  const [path = "", query = ""] = `${base}${request.path}`.split("?")
-  const body = bytes(request.body)
-  const headers: Record<string, string> = {}
-  for (const [name, value] of Object.entries(request.headers ?? {})) headers[name.toLowerCase()] = value
-  if (body !== undefined) headers["content-length"] = String(body.byteLength)
-  const rawBody = body === undefined ? undefined : await readBodyWithin([body], gateway.bodyLimit)
-  const response = await gateway.handle({
-    method: request.method,
-    path,
-    query: new URLSearchParams(query),
-    headers,
-    remoteAddress: "127.0.0.1",
-    ...(rawBody === undefined ? {} : { rawBody })
-  })
-  const { "set-cookie": setCookie, ...rest } = response.headers
-  const joined = Object.fromEntries(
-    Object.entries(rest).map(([name, value]) => [name, typeof value === "string" ? value : value.join(", ")])
-  )
-  const cookies = setCookie === undefined ? [] : typeof setCookie === "string" ? [setCookie] : [...setCookie]
-  return { status: response.status, headers: joined, setCookie: cookies, body: response.body }
-}
+const viaHandle =
+  (gateway: Gateway, base = "") =>
+  async (request: ConformanceRequest) => {
+    const [path = "", query = ""] = `${base}${request.path}`.split("?")
+    const body = bytes(request.body)
+    const headers: Record<string, string> = {}
+    for (const [name, value] of Object.entries(request.headers ?? {})) headers[name.toLowerCase()] = value
+    if (body !== undefined) headers["content-length"] = String(body.byteLength)
+    const rawBody = body === undefined ? undefined : await readBodyWithin([body], gateway.bodyLimit)
+    const response = await gateway.handle({
+      method: request.method,
+      path,
+      query: new URLSearchParams(query),
+      headers,
+      remoteAddress: "127.0.0.1",
+      ...(rawBody === undefined ? {} : { rawBody })
+    })
+    const { "set-cookie": setCookie, ...rest } = response.headers
+    const joined = Object.fromEntries(
+      Object.entries(rest).map(([name, value]) => [name, typeof value === "string" ? value : value.join(", ")])
+    )
+    const cookies = setCookie === undefined ? [] : typeof setCookie === "string" ? [setCookie] : [...setCookie]
+    return { status: response.status, headers: joined, setCookie: cookies, body: response.body }
+  }
 
 const viaFetch =
   (gateway: Gateway, base = "") =>
@@ -118,7 +120,6 @@ describe("conformance: the neutral core", () => {
       const joined = await runConformance(viaHandle(joining))
       expect(joined["two Set-Cookie fields arrive whole and apart"]?.[0]).toMatch(/^set-cookie /)
       const headless = await runConformance(viaHandle(bodied))
-      expect(headless["HEAD: GET /v1/health is 200 ok"] ?? headless[Object.keys(headless)[0] ?? ""]).toBeDefined()
       expect(
         Object.entries(headless).filter(([name, problems]) => name.startsWith("HEAD") && problems.length > 0).length
       ).toBeGreaterThan(0)
@@ -130,7 +131,8 @@ describe("conformance: the neutral core", () => {
 
 // Through `fetch`, the runtime passes the client's address: the per-IP sign-in cap holds there as in every adapter.
 const AREA_CODES = [212, 415, 312, 646, 617, 202, 305, 713, 206, 303, 404, 503, 602, 702, 801, 214, 215, 216, 310, 313]
-const phone = (i: number) => `+1${AREA_CODES[i % AREA_CODES.length]}${230 + Math.floor(i / AREA_CODES.length)}${1000 + i}`
+const phone = (i: number) =>
+  `+1${AREA_CODES[i % AREA_CODES.length]}${230 + Math.floor(i / AREA_CODES.length)}${1000 + i}`
 
 describe("the per-IP sign-in cap through gateway.fetch", () => {
   let gateway: Gateway | undefined
