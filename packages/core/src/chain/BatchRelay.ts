@@ -230,6 +230,7 @@ export class BatchRelay extends Context.Service<
                     maxPriorityFeePerGas: fees.maxPriorityFeePerGas
                   })
                 )
+                const txHash = keccak256(serialized)
                 const record: TxRecord = {
                   id,
                   kind: intent.kind,
@@ -237,7 +238,7 @@ export class BatchRelay extends Context.Service<
                   network: network.slug,
                   chainId: network.chainId,
                   account,
-                  txHash: keccak256(serialized),
+                  txHash,
                   status: "submitted",
                   createdAt: now,
                   details: intent.details
@@ -247,7 +248,7 @@ export class BatchRelay extends Context.Service<
                 // Linked to the request's Idempotency-Key before broadcast: from here a retry answers from the record.
                 // If it cannot be linked, nothing is sent.
                 yield* (yield* OperationLink)
-                  .link({ id: record.id, txHash: record.txHash })
+                  .link({ id: record.id, txHash })
                   .pipe(Effect.tapError(() => log.discard(record.id).pipe(Effect.ignore)))
                 const broadcast = yield* rpc(network, "sendRawTransaction", () =>
                   network.publicClient.sendRawTransaction({ serializedTransaction: serialized })
@@ -257,7 +258,7 @@ export class BatchRelay extends Context.Service<
                   // know the hash proves nothing was sent. Otherwise the record stands as submitted, the receipt
                   // watcher settles it, and a retry cannot send the money twice.
                   const lookup = yield* rpc(network, "getTransactionByHash", () =>
-                    network.publicClient.request({ method: "eth_getTransactionByHash", params: [record.txHash as Hex] })
+                    network.publicClient.request({ method: "eth_getTransactionByHash", params: [txHash] })
                   ).pipe(Effect.result)
                   if (Result.isSuccess(lookup) && lookup.success === null) {
                     turn.next = undefined

@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import {
+  type Address,
   type Chain,
   createPublicClient,
   createWalletClient,
@@ -17,6 +18,30 @@ import {
 import { privateKeyToAccount } from "viem/accounts"
 import type { ChainContracts } from "./contracts"
 import { ChainUnavailable } from "./errors"
+
+/** A network's ERC-4337 settings: its bundler, who pays the gas, and when an operation is final. */
+export interface Erc4337Config {
+  /** Any ERC-7769 endpoint (a hosted bundler, or alto). */
+  readonly bundlerUrl: string
+  /**
+   * The operator's VerifyingPaymaster (EntryPoint v0.7) and the key the gateway signs sponsorships with; without
+   * one, each Safe pays its own gas.
+   */
+  readonly paymaster?: { readonly address: Address; readonly signerKey: Hex }
+  /** Blocks on top of (and including) an operation's block before it is final; default 1. */
+  readonly confirmations?: number
+  /** How long to wait for one bundler answer; default 10 s. */
+  readonly bundlerTimeoutMs?: number
+}
+
+/** A network's ERC-4337 settings, resolved. */
+export interface Erc4337Settings {
+  readonly bundlerUrl: string
+  readonly bundlerTimeoutMs: number
+  /** Who signs sponsorships at which paymaster; absent: the Safe pays its own gas. */
+  readonly sponsor: { readonly paymaster: Address; readonly signer: LocalAccount } | undefined
+  readonly confirmations: number
+}
 
 /** How a network is configured: where its node is, our contracts on it, and the relayer that pays gas. */
 export interface NetworkConfig {
@@ -43,6 +68,8 @@ export interface NetworkConfig {
    * most the smaller of this and {@link HEALTH_DEADLINE_MS}. The wait for a receipt has its own bound.
    */
   readonly rpcDeadlineMs?: number
+  /** Where user operations go (the bundler, the paymaster, confirmations); absent: the network has no pipeline. */
+  readonly erc4337?: Erc4337Config
 }
 
 /** The longest `GET /v1/health` (and any relayer balance check) waits for a node. */
@@ -59,6 +86,8 @@ export interface Network {
   readonly relayerLowBalanceWei: bigint
   /** The overall deadline of one chain request on this network (see {@link NetworkConfig.rpcDeadlineMs}). */
   readonly rpcDeadlineMs: number
+  /** The ERC-4337 pipeline's settings, when the network has one. */
+  readonly erc4337: Erc4337Settings | undefined
 }
 
 /** The `chain` of a request: a slug, or a chain id in decimal. */
@@ -105,9 +134,34 @@ const toNetwork = (config: NetworkConfig): Network => {
     publicClient: createPublicClient({ chain, transport, pollingInterval: config.pollingIntervalMs ?? 1000 }),
     relayer: createWalletClient({ chain, transport, account: privateKeyToAccount(config.relayerKey) }),
     relayerLowBalanceWei: config.relayerLowBalanceWei ?? 50_000_000_000_000_000n,
-    rpcDeadlineMs: config.rpcDeadlineMs ?? 5_000
+    rpcDeadlineMs: config.rpcDeadlineMs ?? 5_000,
+    erc4337: config.erc4337 === undefined ? undefined : erc4337Settings(config.slug, config.erc4337)
   }
 }
+
+const erc4337Settings = (slug: string, config: Erc4337Config): Erc4337Settings => {
+  const confirmations = config.confirmations ?? 1
+  if (!Number.isInteger(confirmations) || confirmations < 1 || confirmations > 1_000) {
+    throw new RangeError(`network ${slug}: erc4337.confirmations must be a whole number from 1 to 1000`)
+  }
+  return {
+    bundlerUrl: config.bundlerUrl,
+    bundlerTimeoutMs: config.bundlerTimeoutMs ?? 10_000,
+    sponsor:
+      config.paymaster === undefined
+        ? undefined
+        : { paymaster: config.paymaster.address, signer: privateKeyToAccount(config.paymaster.signerKey) },
+    confirmations
+  }
+}
+
+/** The bundler endpoints of the networks that have an ERC-4337 pipeline (for `Bundler.jsonRpc`). */
+export const bundlerEndpoints = (networks: ReadonlyArray<Network>) =>
+  networks.flatMap((network) =>
+    network.erc4337 === undefined
+      ? []
+      : [{ chainId: network.chainId, url: network.erc4337.bundlerUrl, timeoutMs: network.erc4337.bundlerTimeoutMs }]
+  )
 
 /**
  * Bounds a chain request by `deadlineMs` (default: the network's), retries included: past it the request

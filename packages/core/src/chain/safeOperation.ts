@@ -118,6 +118,17 @@ export interface PrepareSafeOperation {
   readonly gas?: GasSource
 }
 
+/**
+ * The most gas an operation can be charged for: its call, verification and pre-verification gas, and the
+ * paymaster's validation and post-operation gas. What a spend policy reserves before the operation is sponsored.
+ */
+export const operationGasCeiling = (op: SafeOperationFields): bigint =>
+  op.callGasLimit +
+  op.verificationGasLimit +
+  op.preVerificationGas +
+  (op.paymasterVerificationGasLimit ?? 0n) +
+  (op.paymasterPostOpGasLimit ?? 0n)
+
 /** A signed operation and its hash: what is recorded before it is sent, and re-sent as it is. */
 export interface PreparedSafeOperation {
   readonly op: UserOperation07
@@ -137,9 +148,15 @@ const calldataGasPerByte = 16n
  * (`eth_estimateUserOperationGas`) with the default gas source, two when the bundler refuses the sponsored
  * estimate (alto 0.0.20's "AA30 paymaster not deployed"), none with given limits; nothing is sent.
  */
-export const prepareSafeOperation = (
-  input: PrepareSafeOperation
-): Effect.Effect<PreparedSafeOperation, BundlerError, Bundler> =>
+export const prepareSafeOperation = <E = never, R = never>(
+  input: PrepareSafeOperation & {
+    /**
+     * Called once the gas limits are known, before anything is sponsored or signed, with the operation's
+     * {@link operationGasCeiling}: a failure (a spend policy's refusal) ends the preparation with nothing signed.
+     */
+    readonly approveGas?: (gas: bigint) => Effect.Effect<void, E, R>
+  }
+): Effect.Effect<PreparedSafeOperation, BundlerError | E, Bundler | R> =>
   Effect.gen(function* () {
     const bundler = yield* Bundler
     const entryPoint = input.account.contracts.entryPoint
@@ -205,6 +222,19 @@ export const prepareSafeOperation = (
       callGasLimit: limits.callGasLimit,
       verificationGasLimit: limits.verificationGasLimit,
       preVerificationGas: limits.preVerificationGas
+    }
+    if (input.approveGas !== undefined) {
+      yield* input.approveGas(
+        operationGasCeiling({
+          ...withGas,
+          ...(input.sponsor === undefined
+            ? {}
+            : {
+                paymasterVerificationGasLimit: limits.paymasterVerificationGasLimit ?? verifyingPaymasterValidationGas,
+                paymasterPostOpGasLimit: 0n
+              })
+        })
+      )
     }
     const sponsor = input.sponsor
     const sponsored: SafeOperationFields =

@@ -30,7 +30,8 @@ export const kernelTxView = (record: TxRecord): KernelTxResponse => ({
   userId: String(record.details.userId),
   chain: record.network,
   account: record.account,
-  txHash: record.txHash,
+  // BatchRelay's records carry their transaction's hash from the start.
+  txHash: record.txHash ?? "",
   status: record.status,
   ...(record.blockNumber === undefined ? {} : { blockNumber: record.blockNumber }),
   ...(record.gasUsed === undefined ? {} : { gasUsed: record.gasUsed })

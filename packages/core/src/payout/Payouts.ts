@@ -34,7 +34,8 @@ export const payoutView = (record: TxRecord): PayoutResponse => ({
   transfers: record.details.transfers as ReadonlyArray<Transfer>,
   totals: record.details.totals as ReadonlyArray<AssetAmount>,
   remainder: record.details.remainder as ReadonlyArray<AssetAmount>,
-  txHash: record.txHash,
+  // BatchRelay's records carry their transaction's hash from the start.
+  txHash: record.txHash ?? "",
   status: record.status,
   ...(record.blockNumber === undefined ? {} : { blockNumber: record.blockNumber }),
   ...(record.gasUsed === undefined ? {} : { gasUsed: record.gasUsed })

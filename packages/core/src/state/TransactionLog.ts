@@ -21,7 +21,12 @@ export interface TxRecord {
   readonly network: string
   readonly chainId: number
   readonly account: string
-  readonly txHash: string
+  /** The transaction's hash; for a user operation, the bundle's, once included. */
+  readonly txHash?: string
+  /** A user operation's hash (ERC-4337), when the record is one. */
+  readonly userOpHash?: string
+  /** The signed user operation as sent (JSON-RPC form), kept so that it can be re-sent as it was until final. */
+  readonly userOperation?: Readonly<Record<string, string>>
   readonly status: TxStatus
   readonly blockNumber?: number
   readonly gasUsed?: string
@@ -35,6 +40,8 @@ export interface TxOutcome {
   readonly status: "confirmed" | "reverted"
   readonly blockNumber: number
   readonly gasUsed: string
+  /** The including transaction, for a user operation (its hash is known only once included). */
+  readonly txHash?: string
 }
 
 /** The record of every transaction the gateway submitted. */

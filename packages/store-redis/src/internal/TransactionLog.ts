@@ -30,7 +30,9 @@ const RecordJson = Schema.fromJsonString(
     network: Schema.String,
     chainId: Schema.Int,
     account: Schema.String,
-    txHash: Schema.String,
+    txHash: Schema.optionalKey(Schema.String),
+    userOpHash: Schema.optionalKey(Schema.String),
+    userOperation: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
     status: TxStatus,
     blockNumber: Schema.optionalKey(Schema.Int),
     gasUsed: Schema.optionalKey(Schema.String),
@@ -40,7 +42,12 @@ const RecordJson = Schema.fromJsonString(
 )
 const encodeRecord = Schema.encodeSync(RecordJson)
 const OutcomeJson = Schema.fromJsonString(
-  Schema.Struct({ status: Schema.Literals(["confirmed", "reverted"]), blockNumber: Schema.Int, gasUsed: Schema.String })
+  Schema.Struct({
+    status: Schema.Literals(["confirmed", "reverted"]),
+    blockNumber: Schema.Int,
+    gasUsed: Schema.String,
+    txHash: Schema.optionalKey(Schema.String)
+  })
 )
 const encodeOutcome = Schema.encodeSync(OutcomeJson)
 const Stored = Schema.Tuple([Schema.NullOr(RecordJson), Schema.NullOr(OutcomeJson)])

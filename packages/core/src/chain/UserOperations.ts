@@ -1,0 +1,321 @@
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
+import type { Address, Hash } from "viem"
+import { formatUserOperation, formatUserOperationRequest, type RpcUserOperation } from "viem/account-abstraction"
+import { randomUuid, SecureRandom } from "../random/SecureRandom"
+import { AccountLocks } from "../state/AccountLocks"
+import type { StoreUnavailable } from "../state/errors"
+import { type IdempotencyInFlight, OperationLink } from "../state/IdempotencyStore"
+import { TransactionLog, type TxRecord } from "../state/TransactionLog"
+import { decodeRevertReason } from "./BatchRelay"
+import { Bundler, type BundlerError, type UserOperation07 } from "./Bundler"
+import { CallReverted, ChainUnavailable, UnsupportedChain } from "./errors"
+import { type AccountIdentity, accountSalt } from "./identity"
+import { KeyVault } from "./KeyVault"
+import { type Network, rpc, withinDeadline } from "./networks"
+import { canonicalSafe4337Contracts, type SafeAccount, type SafeCall, safeAccount } from "./safeAccount"
+import { type AccountChainState, locateBatchRevert, prepareSafeOperation, readAccountChainState } from "./safeOperation"
+
+/** What an operation records besides the chain facts. */
+export interface OperationIntent {
+  readonly calls: ReadonlyArray<SafeCall>
+  readonly kind: TxRecord["kind"]
+  /** Who may read the record: the app's client id, or the API key's id. */
+  readonly owner: string
+  readonly details: TxRecord["details"]
+}
+
+/** Where a recorded operation stands, read when asked. */
+export interface OperationStatus {
+  /** The record, settled once the operation is final. */
+  readonly record: TxRecord
+  /** `submitted` until final: not yet included, included with too few confirmations, or reorged out (re-sent). */
+  readonly status: TxRecord["status"]
+  /** The including transaction while it stands on the node's canonical chain. */
+  readonly txHash?: Hash
+  readonly blockNumber?: number
+}
+
+/** Settings of {@link UserOperations.layer}. */
+export interface UserOperationsOptions {
+  /**
+   * The longest a request that deploys a Safe holds the account's deploy lock while waiting for its operation to be
+   * included; default 30 s. Past it the lock is freed and the request answers (its operation stands as submitted).
+   */
+  readonly deployWaitMs?: number
+}
+
+/** The Safe of `identity`: owned by its KeyVault key alone, with the identity's salt. */
+export const identitySafe = (owner: Address, identity: AccountIdentity): SafeAccount =>
+  safeAccount({ owners: [owner], threshold: 1, saltNonce: BigInt(accountSalt(identity)) })
+
+/**
+ * The ERC-4337 pipeline, stateless per request: each operation is prepared (Safe batch, random nonce key, gas,
+ * fees), approved by the caller's spend check, sponsored, signed, recorded and linked to the Idempotency-Key
+ * before it is sent to the bundler, and the call returns as soon as the bundler has it. Its status is read when
+ * asked, confirmed on the node. Nothing runs, waits or holds a lock after the call returns.
+ */
+export class UserOperations extends Context.Service<
+  UserOperations,
+  {
+    /** The Safe of `identity` (its address is known before it is deployed). */
+    readonly accountOf: (identity: AccountIdentity) => Effect.Effect<SafeAccount>
+    /**
+     * Sends `intent.calls` atomically from the Safe of `identity`. A batch that would revert fails with
+     * `CallReverted` (the failing call's index and reason) and nothing is signed; `approveGas` (the spend policy)
+     * is called with the operation's gas ceiling before anything is sponsored or signed. The first operation of an
+     * undeployed Safe is sent alone: concurrent ones wait (bounded) for its inclusion.
+     */
+    readonly submit: <E = never, R = never>(options: {
+      readonly network: Network
+      readonly identity: AccountIdentity
+      readonly intent: OperationIntent
+      readonly approveGas?: (gas: bigint) => Effect.Effect<void, E, R>
+    }) => Effect.Effect<
+      TxRecord,
+      E | CallReverted | ChainUnavailable | UnsupportedChain | BundlerError | StoreUnavailable | IdempotencyInFlight,
+      R
+    >
+    /** Re-sends the recorded signed operation as it was (same hash); refusals (already known, already included) are ignored. */
+    readonly resend: (record: TxRecord, network: Network) => Effect.Effect<void>
+    /**
+     * Where `record` stands: the bundler's receipt, checked on the node (its block still canonical, the network's
+     * confirmations reached). Final outcomes are settled in the log; an operation whose block was reorged out, or
+     * that the bundler does not know, is re-sent as it was and stays `submitted`.
+     */
+    readonly status: (
+      record: TxRecord,
+      network: Network
+    ) => Effect.Effect<OperationStatus, ChainUnavailable | StoreUnavailable>
+  }
+>()("@walletgate/core/UserOperations") {
+  /** The pipeline over the `Bundler`, `KeyVault`, `TransactionLog` and `AccountLocks` ports. */
+  static readonly layer = (options: UserOperationsOptions = {}) =>
+    Layer.effect(
+      UserOperations,
+      Effect.gen(function* () {
+        const bundler = yield* Bundler
+        const vault = yield* KeyVault
+        const log = yield* TransactionLog
+        const locks = yield* AccountLocks
+        const random = yield* SecureRandom
+        const deployWaitMs = options.deployWaitMs ?? 30_000
+
+        const accountOf = (identity: AccountIdentity) =>
+          vault.owner(identity).pipe(Effect.map((owner) => identitySafe(owner.address, identity)))
+
+        const settingsOf = (network: Network) =>
+          network.erc4337 === undefined
+            ? Effect.fail(new UnsupportedChain({ chain: network.slug }))
+            : Effect.succeed(network.erc4337)
+
+        // One round trip: the Safe's code and the fees, and (concurrently) the calls simulated in sequence.
+        const inspect = (network: Network, account: SafeAccount, calls: ReadonlyArray<SafeCall>) =>
+          rpc(network, "inspect", () =>
+            Promise.all([
+              readAccountChainState(network.publicClient, account.address),
+              locateBatchRevert(network.publicClient, account.address, calls)
+            ])
+          ).pipe(
+            Effect.flatMap(([state, revert]) =>
+              revert === undefined
+                ? Effect.succeed(state)
+                : Effect.fail(new CallReverted({ index: revert.index, reason: decodeRevertReason(revert.data) }))
+            )
+          )
+
+        const isDeployed = (network: Network, address: Address) =>
+          rpc(network, "getCode", () => network.publicClient.getCode({ address })).pipe(
+            Effect.map((code) => code !== undefined && code !== "0x")
+          )
+
+        // Waits, within the request, until the Safe has code: what the next operations of the account need.
+        const awaitDeployment = (network: Network, address: Address) =>
+          Effect.gen(function* () {
+            while (!(yield* isDeployed(network, address))) {
+              yield* Effect.sleep(network.publicClient.pollingInterval)
+            }
+          }).pipe(
+            withinDeadline(network, "awaitDeployment", deployWaitMs),
+            Effect.catch((error) =>
+              Effect.logWarning(
+                "walletgate: the deploying operation is not included yet; the deploy lock is freed"
+              ).pipe(Effect.annotateLogs({ network: network.slug, account: address, cause: error.cause }))
+            )
+          )
+
+        const send = <E, R>(
+          network: Network,
+          identity: AccountIdentity,
+          account: SafeAccount,
+          state: AccountChainState,
+          intent: OperationIntent,
+          approveGas: ((gas: bigint) => Effect.Effect<void, E, R>) | undefined
+        ) =>
+          Effect.gen(function* () {
+            const settings = yield* settingsOf(network)
+            const owner = yield* vault.owner(identity)
+            const prepared = yield* prepareSafeOperation({
+              chainId: network.chainId,
+              account,
+              calls: intent.calls,
+              deployed: state.deployed,
+              fees: state.fees,
+              signers: [owner],
+              ...(settings.sponsor === undefined
+                ? {}
+                : {
+                    sponsor: {
+                      paymaster: settings.sponsor.paymaster,
+                      signer: settings.sponsor.signer,
+                      window: { validUntil: 0, validAfter: 0 }
+                    }
+                  }),
+              ...(approveGas === undefined ? {} : { approveGas })
+            }).pipe(Effect.provideService(Bundler, bundler))
+            const id = yield* Effect.provideService(randomUuid, SecureRandom, random)
+            const now = yield* Clock.currentTimeMillis
+            const record: TxRecord = {
+              id,
+              kind: intent.kind,
+              owner: intent.owner,
+              network: network.slug,
+              chainId: network.chainId,
+              account: account.address,
+              userOpHash: prepared.hash,
+              // Every field of a v0.7 operation in JSON-RPC form is a hex string (no EIP-7702 authorization here).
+              userOperation: formatUserOperationRequest(prepared.op) as unknown as Readonly<Record<string, string>>,
+              status: "submitted",
+              createdAt: now,
+              details: intent.details
+            }
+            // Recorded before it is sent: a crash after this line leaves a record, and re-sending the same signed
+            // operation can execute it only once (the EntryPoint's nonce).
+            yield* log.save(record)
+            // Linked to the request's Idempotency-Key before it is sent; if it cannot be linked, nothing is sent.
+            yield* (yield* OperationLink)
+              .link({ id, txHash: prepared.hash })
+              .pipe(Effect.tapError(() => log.discard(id).pipe(Effect.ignore)))
+            const sent = yield* bundler
+              .sendUserOperation(network.chainId, prepared.op, account.contracts.entryPoint)
+              .pipe(Effect.result)
+            if (Result.isFailure(sent)) {
+              if (sent.failure._tag === "BundlerRejected") {
+                // The bundler refused it: it was not accepted, so it cannot be included by this send.
+                yield* log.discard(id)
+                return yield* sent.failure
+              }
+              // No answer: it may have been accepted. It stands as submitted; reading its status re-sends it.
+              yield* Effect.logWarning(
+                "walletgate: the bundler's answer is lost; the operation stands as submitted"
+              ).pipe(
+                Effect.annotateLogs({ network: network.slug, userOpHash: prepared.hash, cause: sent.failure.cause })
+              )
+            }
+            return record
+          })
+
+        const submit = <E = never, R = never>(submission: {
+          readonly network: Network
+          readonly identity: AccountIdentity
+          readonly intent: OperationIntent
+          readonly approveGas?: (gas: bigint) => Effect.Effect<void, E, R>
+        }) =>
+          Effect.gen(function* () {
+            const { network, identity, intent } = submission
+            yield* settingsOf(network)
+            const account = yield* accountOf(identity)
+            const state = yield* inspect(network, account, intent.calls)
+            if (state.deployed) return yield* send(network, identity, account, state, intent, submission.approveGas)
+            // An undeployed Safe: its deploying operation must go alone (another one carrying the same initCode is
+            // refused with AA10). The deploy lock is held only inside this request, at most `deployWaitMs`.
+            const lock = yield* locks.acquire(`deploy:${network.chainId}:${account.address}`, deployWaitMs + 10_000)
+            return yield* Effect.gen(function* () {
+              const deployed = yield* isDeployed(network, account.address)
+              if (deployed) {
+                yield* lock.release
+                return yield* send(network, identity, account, { ...state, deployed }, intent, submission.approveGas)
+              }
+              const record = yield* send(network, identity, account, state, intent, submission.approveGas)
+              yield* awaitDeployment(network, account.address)
+              return record
+            }).pipe(Effect.ensuring(lock.release))
+          })
+
+        const storedOperation = (record: TxRecord): UserOperation07 | undefined =>
+          record.userOperation === undefined
+            ? undefined
+            : (formatUserOperation(record.userOperation as unknown as RpcUserOperation<"0.7">) as UserOperation07)
+
+        const resend = (record: TxRecord, network: Network) =>
+          Effect.gen(function* () {
+            const op = storedOperation(record)
+            if (op === undefined || network.erc4337 === undefined) return
+            const account = op.sender
+            yield* bundler.sendUserOperation(network.chainId, op, canonicalSafe4337Contracts().entryPoint).pipe(
+              Effect.catch((error) =>
+                Effect.logDebug("walletgate: re-send refused").pipe(
+                  Effect.annotateLogs({
+                    network: network.slug,
+                    account,
+                    userOpHash: record.userOpHash,
+                    cause: error._tag
+                  })
+                )
+              )
+            )
+          })
+
+        const status = (record: TxRecord, network: Network) =>
+          Effect.gen(function* () {
+            const pending: OperationStatus = { record, status: record.status }
+            if (record.status !== "submitted" || record.userOpHash === undefined || network.erc4337 === undefined) {
+              return { record, status: record.status, ...facts(record) }
+            }
+            const confirmations = network.erc4337.confirmations
+            const receipt = yield* bundler
+              .getUserOperationReceipt(network.chainId, record.userOpHash as Hash)
+              .pipe(Effect.mapError((error) => new ChainUnavailable({ network: network.slug, cause: error._tag })))
+            if (receipt === undefined) {
+              yield* resend(record, network)
+              return pending
+            }
+            const included = receipt.receipt
+            const [onNode, head] = yield* rpc(network, "confirm", () =>
+              Promise.all([
+                network.publicClient.getTransactionReceipt({ hash: included.transactionHash }).catch(() => undefined),
+                network.publicClient.getBlockNumber({ cacheTime: 0 })
+              ])
+            )
+            if (onNode === undefined || onNode.blockHash !== included.blockHash) {
+              // The bundler's receipt outlived a reorg: the operation is pending again, and sent again as it was.
+              yield* resend(record, network)
+              return pending
+            }
+            const blockNumber = Number(onNode.blockNumber)
+            if (head - onNode.blockNumber + 1n < BigInt(confirmations)) {
+              return { record, status: "submitted" as const, txHash: included.transactionHash, blockNumber }
+            }
+            const outcome = {
+              status: receipt.success ? ("confirmed" as const) : ("reverted" as const),
+              blockNumber,
+              gasUsed: receipt.actualGasUsed.toString(),
+              txHash: included.transactionHash
+            }
+            yield* log.settle(record.id, outcome)
+            const settled = { ...record, ...outcome }
+            return { record: settled, status: outcome.status, txHash: included.transactionHash, blockNumber }
+          })
+
+        return UserOperations.of({ accountOf, submit, resend, status })
+      })
+    )
+}
+
+const facts = (record: TxRecord): { readonly txHash?: Hash; readonly blockNumber?: number } => ({
+  ...(record.txHash === undefined ? {} : { txHash: record.txHash as Hash }),
+  ...(record.blockNumber === undefined ? {} : { blockNumber: record.blockNumber })
+})

@@ -1,0 +1,325 @@
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Schema from "effect/Schema"
+import {
+  type Address,
+  createWalletClient,
+  encodeFunctionData,
+  getAddress,
+  type Hash,
+  http,
+  parseAbiItem,
+  zeroAddress
+} from "viem"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { testTokenArtifact } from "../../src/chain/artifacts"
+import { Bundler } from "../../src/chain/Bundler"
+import { userWalletIdentity } from "../../src/chain/identity"
+import { KeyVault } from "../../src/chain/KeyVault"
+import { bundlerEndpoints, type Network, Networks } from "../../src/chain/networks"
+import type { SafeCall } from "../../src/chain/safeAccount"
+import { UserOperations } from "../../src/chain/UserOperations"
+import { type Devnet, startDevnet } from "../../src/devnet/devnet"
+import { anvilDevKey } from "../../src/devnet/local"
+import { SecureRandom } from "../../src/random/SecureRandom"
+import { AccountLocks } from "../../src/state/AccountLocks"
+import { IdempotencyInFlight, OperationLink } from "../../src/state/IdempotencyStore"
+import { TransactionLog, type TxRecord } from "../../src/state/TransactionLog"
+import { devAccount, freshAddress } from "../chain/fixture"
+
+const tokenAbi = testTokenArtifact.abi
+
+class Refused extends Schema.TaggedError<Refused>()("Refused", {}) {}
+
+let devnet: Devnet
+let network: Network
+let token: Address
+let runtime: ManagedRuntime.ManagedRuntime<UserOperations | TransactionLog, never>
+
+const run = <A, E>(effect: Effect.Effect<A, E, UserOperations | TransactionLog>) => runtime.runPromise(effect)
+const runExit = <A, E>(effect: Effect.Effect<A, E, UserOperations | TransactionLog>) => runtime.runPromiseExit(effect)
+
+const transfer = (to: Address, amount: bigint): SafeCall => ({
+  to: token,
+  value: 0n,
+  data: encodeFunctionData({ abi: tokenAbi, functionName: "transfer", args: [to, amount] })
+})
+const balanceOf = (address: Address) =>
+  devnet.publicClient.readContract({ address: token, abi: tokenAbi, functionName: "balanceOf", args: [address] })
+const mint = async (to: Address, amount: bigint) => {
+  const wallet = createWalletClient({
+    chain: devnet.chain,
+    account: devAccount(0),
+    transport: http(devnet.anvil.rpcUrl)
+  })
+  const hash = await wallet.writeContract({ address: token, abi: tokenAbi, functionName: "mint", args: [to, amount] })
+  await devnet.publicClient.waitForTransactionReceipt({ hash })
+}
+const paymasterDeposit = () =>
+  devnet.publicClient.readContract({
+    address: devnet.deployment.contracts.entryPoint,
+    abi: [parseAbiItem("function balanceOf(address) view returns (uint256)")],
+    functionName: "balanceOf",
+    args: [devnet.deployment.contracts.verifyingPaymaster]
+  })
+
+let users = 0
+const newIdentity = () => userWalletIdentity("phone", `+1555000${String(users++).padStart(4, "0")}`)
+
+const intent = (calls: ReadonlyArray<SafeCall>) => ({ calls, kind: "kernel" as const, owner: "app-1", details: {} })
+
+const submit = (identity: ReturnType<typeof newIdentity>, calls: ReadonlyArray<SafeCall>) =>
+  UserOperations.use((ops) => ops.submit({ network, identity, intent: intent(calls) }))
+
+/** Reads the status until it is final (20 s at most). */
+const finalStatus = async (record: TxRecord) => {
+  const deadline = Date.now() + 20_000
+  while (Date.now() < deadline) {
+    const status = await run(UserOperations.use((ops) => ops.status(record, network)))
+    if (status.status !== "submitted") return status
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error(`operation ${record.userOpHash} not final`)
+}
+
+const safeOf = (identity: ReturnType<typeof newIdentity>) =>
+  run(UserOperations.use((ops) => ops.accountOf(identity))).then((safe) => safe.address)
+
+const executedEvents = async (userOpHash: string) => {
+  const logs = await devnet.publicClient.getLogs({
+    address: devnet.deployment.contracts.entryPoint,
+    event: parseAbiItem(
+      "event UserOperationEvent(bytes32 indexed userOpHash, address indexed sender, address indexed paymaster, uint256 nonce, bool success, uint256 actualGasCost, uint256 actualGasUsed)"
+    ),
+    args: { userOpHash: userOpHash as Hash },
+    fromBlock: 0n
+  })
+  return logs
+}
+
+beforeAll(async () => {
+  devnet = await startDevnet()
+  const deployer = createWalletClient({
+    chain: devnet.chain,
+    account: devAccount(0),
+    transport: http(devnet.anvil.rpcUrl)
+  })
+  const hash = await deployer.deployContract({ ...testTokenArtifact, args: ["Test", "TST", 18] })
+  const receipt = await devnet.publicClient.waitForTransactionReceipt({ hash })
+  if (receipt.contractAddress == null) throw new Error("token not deployed")
+  token = getAddress(receipt.contractAddress)
+  const networks = Networks.layer([
+    {
+      slug: "devnet",
+      chainId: devnet.chain.id,
+      rpcUrl: devnet.anvil.rpcUrl,
+      testnet: true,
+      // The pipeline uses none of the relayer's contracts.
+      contracts: {
+        walletAccountImplementation: zeroAddress,
+        walletFactory: zeroAddress,
+        disperse: zeroAddress,
+        sweeper: zeroAddress,
+        multicall: zeroAddress
+      },
+      relayerKey: `0x${"11".repeat(32)}`,
+      pollingIntervalMs: 20,
+      erc4337: {
+        bundlerUrl: devnet.bundlerUrl,
+        paymaster: {
+          address: devnet.deployment.contracts.verifyingPaymaster,
+          // Dev account 4 of anvil's mnemonic signs sponsorships on the devnet.
+          signerKey: anvilDevKey(4)
+        }
+      }
+    }
+  ])
+  const resolved = await Effect.runPromise(Networks.use((n) => Effect.succeed(n.all)).pipe(Effect.provide(networks)))
+  const first = resolved[0]
+  if (first === undefined) throw new Error("no network")
+  network = first
+  expect(network.erc4337?.sponsor?.signer.address).toBe(devnet.paymasterSigner.address)
+  const ports = Layer.mergeAll(
+    Bundler.jsonRpc(bundlerEndpoints(resolved)),
+    KeyVault.derived("a master secret of at least thirty-two bytes"),
+    TransactionLog.memory,
+    AccountLocks.memory,
+    SecureRandom.crypto
+  )
+  runtime = ManagedRuntime.make(Layer.merge(UserOperations.layer().pipe(Layer.provide(ports)), ports))
+}, 120_000)
+
+afterAll(async () => {
+  await runtime?.dispose()
+  await devnet?.stop()
+})
+
+describe("UserOperations on the devnet (anvil + alto)", () => {
+  it("deploys a new wallet and runs 3 calls atomically; the Safe holds no ETH and the paymaster pays", async () => {
+    const identity = newIdentity()
+    const safe = await safeOf(identity)
+    await mint(safe, 100n)
+    const [a, b, c] = [freshAddress(), freshAddress(), freshAddress()]
+    const depositBefore = await paymasterDeposit()
+    const record = await run(submit(identity, [transfer(a, 1n), transfer(b, 2n), transfer(c, 3n)]))
+    expect(record.status).toBe("submitted")
+    expect(record.userOpHash).toMatch(/^0x[0-9a-f]{64}$/)
+    expect(record.userOperation?.sender).toBe(safe)
+    expect(record.userOperation?.factory).toBeDefined()
+    // Kept in the log, signed operation included, before the answer.
+    expect(await run(TransactionLog.use((log) => log.find(record.id)))).toEqual(record)
+    const final = await finalStatus(record)
+    expect(final.status).toBe("confirmed")
+    expect(final.txHash).toMatch(/^0x[0-9a-f]{64}$/)
+    expect([await balanceOf(a), await balanceOf(b), await balanceOf(c), await balanceOf(safe)]).toEqual([
+      1n,
+      2n,
+      3n,
+      94n
+    ])
+    expect(await devnet.publicClient.getBalance({ address: safe })).toBe(0n)
+    expect(await paymasterDeposit()).toBeLessThan(depositBefore)
+    const settled = await run(TransactionLog.use((log) => log.find(record.id)))
+    expect(settled?.status).toBe("confirmed")
+    expect(settled?.txHash).toBe(final.txHash)
+    console.info(`first operation with deployment (3 calls): ${settled?.gasUsed} gas`)
+    // A second 3-call batch from the now deployed Safe.
+    const second = await run(submit(identity, [transfer(a, 1n), transfer(b, 1n), transfer(c, 1n)]))
+    expect(second.userOperation?.factory).toBeUndefined()
+    const secondFinal = await finalStatus(second)
+    console.info(`3-call operation from a deployed Safe: ${secondFinal.record.gasUsed} gas`)
+  })
+
+  it("reports a revert in call 2 of 3 with its index and reason; nothing is recorded, sent or moved", async () => {
+    const identity = newIdentity()
+    const safe = await safeOf(identity)
+    await mint(safe, 5n)
+    const [a, b] = [freshAddress(), freshAddress()]
+    const depositBefore = await paymasterDeposit()
+    const exit = await runExit(submit(identity, [transfer(a, 1n), transfer(b, 1_000n), transfer(a, 1n)]))
+    expect(exit).toEqual(Exit.fail(expect.objectContaining({ _tag: "CallReverted", index: 1 })))
+    if (Exit.isFailure(exit)) expect(JSON.stringify(exit.cause)).toMatch(/InsufficientBalance/)
+    expect(await balanceOf(a)).toBe(0n)
+    expect(await devnet.publicClient.getCode({ address: safe })).toBeUndefined()
+    expect(await paymasterDeposit()).toBe(depositBefore)
+  })
+
+  it("lands 8 concurrent operations of one wallet not yet deployed: the deploying one goes first, alone", async () => {
+    const identity = newIdentity()
+    const safe = await safeOf(identity)
+    await mint(safe, 80n)
+    const to = freshAddress()
+    const records = await Promise.all(Array.from({ length: 8 }, () => run(submit(identity, [transfer(to, 10n)]))))
+    expect(new Set(records.map((record) => record.userOpHash)).size).toBe(8)
+    expect(records.filter((record) => record.userOperation?.factory !== undefined)).toHaveLength(1)
+    const finals = await Promise.all(records.map(finalStatus))
+    expect(finals.map((final) => final.status)).toEqual(Array(8).fill("confirmed"))
+    expect(await balanceOf(to)).toBe(80n)
+  })
+
+  it("lands 8 concurrent operations of one deployed wallet", async () => {
+    const identity = newIdentity()
+    const safe = await safeOf(identity)
+    await mint(safe, 81n)
+    await finalStatus(await run(submit(identity, [transfer(freshAddress(), 1n)])))
+    const to = freshAddress()
+    const records = await Promise.all(Array.from({ length: 8 }, () => run(submit(identity, [transfer(to, 10n)]))))
+    const finals = await Promise.all(records.map(finalStatus))
+    expect(finals.map((final) => final.status)).toEqual(Array(8).fill("confirmed"))
+    expect(await balanceOf(to)).toBe(80n)
+  })
+
+  it("never executes the same signed operation twice, however often it is re-sent", async () => {
+    const identity = newIdentity()
+    const safe = await safeOf(identity)
+    await mint(safe, 10n)
+    const to = freshAddress()
+    const record = await run(submit(identity, [transfer(to, 7n)]))
+    // Re-sent while pending and after inclusion (a retry after a lost answer, a status read after a reorg).
+    await run(UserOperations.use((ops) => ops.resend(record, network)))
+    await finalStatus(record)
+    await run(UserOperations.use((ops) => ops.resend(record, network)))
+    await run(UserOperations.use((ops) => ops.resend(record, network)))
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    expect(await balanceOf(to)).toBe(7n)
+    expect(await executedEvents(record.userOpHash as string)).toHaveLength(1)
+  })
+
+  it("links the record to the Idempotency-Key before sending; a retry re-sends the same operation (same hash)", async () => {
+    const identity = newIdentity()
+    const safe = await safeOf(identity)
+    await mint(safe, 10n)
+    const to = freshAddress()
+    const linked: Array<{ id: string; txHash: string }> = []
+    let sentWhenLinked: boolean | undefined
+    const record = await run(
+      submit(identity, [transfer(to, 4n)]).pipe(
+        Effect.provideService(OperationLink, {
+          link: (operation) =>
+            Effect.promise(async () => {
+              linked.push(operation)
+              // Nothing was sent yet: the bundler does not know the operation.
+              sentWhenLinked =
+                (
+                  await fetch(devnet.bundlerUrl, {
+                    method: "POST",
+                    headers: { "content-type": "application/json" },
+                    body: JSON.stringify({
+                      jsonrpc: "2.0",
+                      id: 1,
+                      method: "eth_getUserOperationByHash",
+                      params: [operation.txHash]
+                    })
+                  }).then((r) => r.json() as Promise<{ result: unknown }>)
+                ).result !== null
+            })
+        })
+      )
+    )
+    expect(linked).toEqual([{ id: record.id, txHash: record.userOpHash }])
+    expect(sentWhenLinked).toBe(false)
+    // The retry (idempotent's `recover`) finds the record by id and re-sends it: the same hash, executed once.
+    const found = await run(TransactionLog.use((log) => log.find(record.id)))
+    expect(found?.userOpHash).toBe(record.userOpHash)
+    await run(UserOperations.use((ops) => ops.resend(found as TxRecord, network)))
+    expect((await finalStatus(record)).status).toBe("confirmed")
+    expect(await balanceOf(to)).toBe(4n)
+  })
+
+  it("sends nothing when the link fails or the spend check refuses", async () => {
+    const identity = newIdentity()
+    const safe = await safeOf(identity)
+    await mint(safe, 10n)
+    const to = freshAddress()
+    const depositBefore = await paymasterDeposit()
+    let approved: bigint | undefined
+    const refused = await runExit(
+      UserOperations.use((ops) =>
+        ops.submit({
+          network,
+          identity,
+          intent: intent([transfer(to, 1n)]),
+          approveGas: (gas) =>
+            Effect.suspend(() => {
+              approved = gas
+              return Effect.fail(new Refused())
+            })
+        })
+      )
+    )
+    expect(refused).toEqual(Exit.fail(new Refused()))
+    expect(approved).toBeGreaterThan(100_000n)
+    const unlinked = await runExit(
+      submit(identity, [transfer(to, 1n)]).pipe(
+        Effect.provideService(OperationLink, { link: () => Effect.fail(new IdempotencyInFlight()) })
+      )
+    )
+    expect(Exit.isFailure(unlinked)).toBe(true)
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    expect(await balanceOf(to)).toBe(0n)
+    expect(await devnet.publicClient.getCode({ address: safe })).toBeUndefined()
+    expect(await paymasterDeposit()).toBe(depositBefore)
+  })
+})
