@@ -19,6 +19,7 @@ import {
   makeApiKey,
   makeGateway,
   masterSecretFromEnv,
+  operatorTokenFromEnv,
   portFromEnv,
   predictAccountAddress,
   SecureRandom,
@@ -29,7 +30,7 @@ import {
 } from "@walletgate/core"
 import { walletgate } from "@walletgate/express"
 import { RedisStores } from "@walletgate/redis"
-import { Config, Effect, Layer, Option } from "effect"
+import { Config, Effect, Layer, Option, Redacted } from "effect"
 import express from "express"
 import { createWalletClient, type Hash, http, maxUint256, parseEther, parseUnits, zeroAddress } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
@@ -49,7 +50,8 @@ const settings = await Effect.runPromise(
       host: yield* hostFromEnv,
       masterSecret: yield* masterSecretFromEnv(DEV_MASTER_SECRET),
       identityProviders: yield* identityProvidersFromEnv,
-      redisUrl: yield* Config.option(Config.URL("REDIS_URL"))
+      redisUrl: yield* Config.option(Config.URL("REDIS_URL")),
+      operatorToken: yield* operatorTokenFromEnv
     }
   })
 ).catch(fail)
@@ -154,7 +156,13 @@ const demoAccount = {
     reserve: parseEther("0.1").toString()
   }
 }
+// The operator token unlocks the spend detail of GET /v1/health; made anew at each start unless configured.
+const operatorToken = Option.match(settings.operatorToken, {
+  onNone: () => randomBytes(24).toString("base64url"),
+  onSome: Redacted.value
+})
 const gateway = makeGateway({
+  operatorToken,
   ports: Layer.mergeAll(
     embeddedPorts({
       networks: [chain.network],
@@ -207,6 +215,7 @@ local chain (anvil, chain id ${chain.network.chainId}, network "${chain.network.
 state: ${Option.isSome(settings.redisUrl) ? "Redis (REDIS_URL)" : "in memory (set REDIS_URL to keep it in Redis)"}
 demo app: client_id ${demoApp.clientId} client_secret ${demoApp.clientSecret} (test mode, providers ${providerNames.join(", ")})
 demo automation account ${automationAddress} (1 ETH; plan: 60/40, reserve 0.1 ETH), test API key ${demoKey.key}
+operator token ${Option.isSome(settings.operatorToken) ? "from WALLETGATE_OPERATOR_TOKEN" : operatorToken} (Authorization: Bearer … on /v1/health shows the gas budgets' use)
 demo dust holder ${dustHolder.account.address} (DUST approved, 4 of it swept; USDX sweepable; NOPR without a price)
 
 Try it (the code appears below as "[walletgate sms outbox]"; the README walks through every step):

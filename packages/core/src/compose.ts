@@ -2,6 +2,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Schema from "effect/Schema"
+import { operatorCheck } from "./auth/operator"
 import type { Gateway } from "./http/contract"
 import { makeGatewayFromRoutes } from "./http/gateway"
 import type { GatewayModule, PortsOf } from "./http/module"
@@ -25,6 +26,11 @@ export interface ComposeOptions<M extends ReadonlyArray<GatewayModule<unknown, n
   readonly basePath?: string
   /** Where log lines go; default Effect's console logger. Log lines never hold codes, tokens or keys. */
   readonly loggers?: ReadonlyArray<Logger.Logger<unknown, unknown>>
+  /**
+   * The operator token (at least 32 characters): `Authorization: Bearer <token>` on `GET /v1/health` adds what
+   * the modules report to the operator alone (the spend policy's limits and use). Without it, nobody sees that.
+   */
+  readonly operatorToken?: string
 }
 
 /**
@@ -46,7 +52,7 @@ export const composeGateway = <const M extends ReadonlyArray<GatewayModule<unkno
     options.loggers === undefined ? services : services.pipe(Layer.provideMerge(Logger.layer(options.loggers)))
   const served: ReadonlyArray<DocumentedRoute> = [
     ...modules.flatMap((module) => module.routes.map((route) => ({ route, problems: [module.problems] }))),
-    { route: healthRoute(modules), problems: [] }
+    { route: healthRoute(modules, operatorCheck(options.operatorToken)), problems: [] }
   ]
   return makeGatewayFromRoutes({
     routes: [...served.map(({ route }) => route), openApiRoute(served)],
@@ -110,21 +116,32 @@ const openApiRoute = (served: ReadonlyArray<DocumentedRoute>): Route<unknown> =>
   return route
 }
 
-/** `GET /v1/health`: 200 when every module that reports is healthy, else 503, with what each reports. */
-const healthRoute = (modules: ReadonlyArray<GatewayModule<unknown, never>>): Route<unknown> => {
+/**
+ * `GET /v1/health`: 200 when every module that reports is healthy, else 503, with what each reports; the operator
+ * also gets what the modules report to the operator alone. Anyone else gets exactly the public answer.
+ */
+const healthRoute = (
+  modules: ReadonlyArray<GatewayModule<unknown, never>>,
+  isOperator: (authorization: string | undefined) => boolean
+): Route<unknown> => {
   const checks = modules.flatMap((module) => (module.health === undefined ? [] : [module.health]))
+  const operatorChecks = modules.flatMap((module) =>
+    module.operatorHealth === undefined ? [] : [module.operatorHealth]
+  )
   return documented(
-    routeWithoutBody("GET", "/v1/health", () =>
-      Effect.map(Effect.all(checks, { concurrency: "unbounded" }), (reports) => {
+    routeWithoutBody("GET", "/v1/health", (context) =>
+      Effect.gen(function* () {
+        const reports = yield* Effect.all(checks, { concurrency: "unbounded" })
         const healthy = reports.every((report) => report.healthy)
-        return {
-          status: healthy ? 200 : 503,
-          body: Object.assign({ status: healthy ? "ok" : "degraded" }, ...reports.map((report) => report.detail))
+        const body = Object.assign({ status: healthy ? "ok" : "degraded" }, ...reports.map((report) => report.detail))
+        if (isOperator(context.request.headers.authorization)) {
+          Object.assign(body, ...(yield* Effect.all(operatorChecks, { concurrency: "unbounded" })))
         }
+        return { status: healthy ? 200 : 503, body }
       })
     ),
     {
-      summary: "Whether every module can serve, with what each reports.",
+      summary: "Whether every module can serve, with what each reports (and, to the operator, budgets and limits).",
       answers: [
         { status: 200, description: "Healthy.", schema: HealthReport },
         { status: 503, description: "Degraded.", schema: HealthReport }

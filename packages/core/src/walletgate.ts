@@ -24,6 +24,7 @@ import { type AutomationAccount, AutomationAccounts } from "./payout/accounts"
 import { payouts } from "./payout/module"
 import { SecureRandom } from "./random/SecureRandom"
 import { AccountLocks } from "./state/AccountLocks"
+import { GasLedger } from "./state/GasLedger"
 import { IdempotencyStore } from "./state/IdempotencyStore"
 import type { RateLimiter } from "./state/RateLimiter"
 import { TransactionLog } from "./state/TransactionLog"
@@ -52,6 +53,7 @@ export type GatewayPorts =
   | IdempotencyStore
   | ApiKeyStore
   | AutomationAccounts
+  | GasLedger
   | SweeperSettings
   | TokenRegistry
   | BalanceReader
@@ -115,6 +117,7 @@ export const embeddedPorts = (options: EmbeddedOptions = {}): Layer.Layer<Gatewa
     IdempotencyStore.memory,
     ApiKeyStore.memory(options.apiKeys),
     AutomationAccounts.memory(options.automationAccounts),
+    GasLedger.memory,
     SweeperSettings.layer(options.sweeper),
     TokenRegistry.layer(options.sweeper === undefined ? {} : { [options.sweeper.network]: options.sweeper.tokens }),
     PriceOracle.static(options.sweeper?.prices),
@@ -139,6 +142,11 @@ export interface MakeGatewayOptions<E> {
   readonly kernel?: KernelOptions
   /** Signed-batch deadline and receipt wait. */
   readonly relay?: BatchRelayOptions
+  /**
+   * The operator token (at least 32 characters): `Authorization: Bearer <token>` on `GET /v1/health` adds the
+   * spend policy's limits and use per network. Without it, nobody sees that detail.
+   */
+  readonly operatorToken?: string
 }
 
 /** Every module walletgate has, as {@link makeGateway} serves them. */
@@ -156,5 +164,6 @@ export const makeGateway = <E = never>(options: MakeGatewayOptions<E> = {}): Gat
     ports: options.ports ?? embeddedPorts(),
     ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
     ...(options.basePath === undefined ? {} : { basePath: options.basePath }),
-    ...(options.loggers === undefined ? {} : { loggers: options.loggers })
+    ...(options.loggers === undefined ? {} : { loggers: options.loggers }),
+    ...(options.operatorToken === undefined ? {} : { operatorToken: options.operatorToken })
   })

@@ -3,6 +3,7 @@ import {
   ApiKeyStore,
   AutomationAccounts,
   ClientStore,
+  GasLedger,
   IdempotencyStore,
   OtpStore,
   RateLimiter,
@@ -18,6 +19,7 @@ import { redisApiKeyStore } from "./internal/ApiKeyStore"
 import { redisAutomationAccounts } from "./internal/AutomationAccounts"
 import { redisClientStore } from "./internal/ClientStore"
 import { connect, type RedisTarget } from "./internal/connection"
+import { redisGasLedger } from "./internal/GasLedger"
 import { redisIdempotencyStore } from "./internal/IdempotencyStore"
 import { redisOtpStore } from "./internal/OtpStore"
 import { redisRateLimiter } from "./internal/RateLimiter"
@@ -61,6 +63,7 @@ export type RedisStorePorts =
   | IdempotencyStore
   | AccountLocks
   | TransactionLog
+  | GasLedger
 
 const wholeMs = (name: string, value: number, maximum: number): number => {
   if (!Number.isInteger(value) || value < 1 || value > maximum) {
@@ -73,7 +76,7 @@ const wholeMs = (name: string, value: number, maximum: number): number => {
 export const RedisStores = {
   /**
    * Every state port on one Redis connection (`OtpStore`, `UserStore`, `RateLimiter`, `ClientStore`,
-   * `ApiKeyStore`, `AutomationAccounts`, `IdempotencyStore`, `AccountLocks`, `TransactionLog`), for example
+   * `ApiKeyStore`, `AutomationAccounts`, `IdempotencyStore`, `AccountLocks`, `TransactionLog`, `GasLedger`), for example
    * `Layer.mergeAll(embeddedPorts(), RedisStores.layer({ url }))` (a later layer wins, so apps, API keys
    * and automation accounts then come from Redis, not from `embeddedPorts`). Throws a `RangeError` at once
    * for an invalid option. Every call is bounded by `commandTimeoutMs`; an unreachable Redis makes calls
@@ -97,7 +100,8 @@ export const RedisStores = {
           Context.add(AutomationAccounts, redisAutomationAccounts(connection)),
           Context.add(IdempotencyStore, redisIdempotencyStore(connection)),
           Context.add(AccountLocks, redisAccountLocks(connection, lockWaitMs)),
-          Context.add(TransactionLog, redisTransactionLog(connection))
+          Context.add(TransactionLog, redisTransactionLog(connection)),
+          Context.add(GasLedger, redisGasLedger(connection))
         )
       })
     )

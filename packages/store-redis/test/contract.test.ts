@@ -4,6 +4,7 @@ import {
   automationAccountsContract,
   clientStoreContract,
   expiringAccountLocksContract,
+  gasLedgerContract,
   idempotencyStoreContract,
   otpStoreContract,
   type PortContractCase,
@@ -36,6 +37,7 @@ const runContracts = (connection: (keyPrefix: string) => RedisStoresOptions) => 
   suite("IdempotencyStore", idempotencyStoreContract)
   suite("AccountLocks", [...accountLocksContract, ...expiringAccountLocksContract])
   suite("TransactionLog", transactionLogContract)
+  suite("GasLedger", gasLedgerContract)
 }
 
 describe("RedisStores on redis-server", () => {

@@ -7,6 +7,7 @@ import {
   ClientStore,
   deriveOwnerKey,
   embeddedPorts,
+  GasLedger,
   hashApiKey,
   IdempotencyStore,
   makeGateway,
@@ -112,7 +113,12 @@ const everyOperation: ReadonlyArray<readonly [string, Operation]> = [
     "TransactionLog.settle",
     TransactionLog.use((log) => log.settle("tx-1", { status: "confirmed", blockNumber: 1, gasUsed: "21000" }))
   ],
-  ["TransactionLog.discard", TransactionLog.use((log) => log.discard("tx-1"))]
+  ["TransactionLog.discard", TransactionLog.use((log) => log.discard("tx-1"))],
+  [
+    "GasLedger.reserve",
+    GasLedger.use((ledger) => ledger.reserve("1:app:a", [{ name: "app", limit: 10 }], 1, 60_000, NOW))
+  ],
+  ["GasLedger.used", GasLedger.use((ledger) => ledger.used("1:app:a", "app", 60_000, NOW))]
 ]
 
 const cleanups: Array<() => Promise<void>> = []

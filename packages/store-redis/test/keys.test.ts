@@ -4,6 +4,7 @@ import {
   ApiKeyStore,
   AutomationAccounts,
   ClientStore,
+  GasLedger,
   IdempotencyStore,
   OtpStore,
   PhoneE164,
@@ -111,6 +112,24 @@ describe("the Redis key layout", () => {
       const ttl = await observer.pttl(key)
       expect(ttl).toBeGreaterThan(end - now - 10_000)
       expect(ttl).toBeLessThanOrEqual(end - now)
+    }
+  })
+
+  it("keeps an app's gas budgets and its users' in one slot, {gas:<scope>}, until the window ends", async () => {
+    const windowMs = 3_600_000
+    const now = Date.now()
+    const start = now - (now % windowMs)
+    const scope = "31337:app:wgc_layout"
+    const budgets = [
+      { name: "app", limit: 1_000_000 },
+      { name: "user:phone%3Aalice", limit: 100_000 }
+    ] as const
+    await stores.runPromise(GasLedger.use((ledger) => ledger.reserve(scope, budgets, 21_000, windowMs, now)))
+    for (const key of [`walletgate:{gas:${scope}}:app`, `walletgate:{gas:${scope}}:user:phone%3Aalice`]) {
+      expect(await observer.hgetall(key)).toEqual({ s: String(start), u: "21000" })
+      const ttl = await observer.pttl(key)
+      expect(ttl).toBeGreaterThan(start + windowMs - now - 10_000)
+      expect(ttl).toBeLessThanOrEqual(start + windowMs - now)
     }
   })
 

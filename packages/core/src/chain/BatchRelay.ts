@@ -29,8 +29,9 @@ import {
   walletFactoryArtifact
 } from "./artifacts"
 import { type BatchCall, signBatch } from "./contracts"
-import { CallReverted, ChainUnavailable } from "./errors"
+import { CallReverted, ChainUnavailable, type GasBudgetExhausted, type GasCeilingExceeded } from "./errors"
 import { type Network, relayerBalance, rpc, withinDeadline } from "./networks"
+import { type GasPayer, SpendPolicy } from "./SpendPolicy"
 
 /** What a batch submission records besides the chain facts. */
 export interface BatchIntent {
@@ -84,15 +85,28 @@ export class BatchRelay extends Context.Service<
     readonly accountAddress: (network: Network, owner: Address, salt: Hex) => Effect.Effect<Address, ChainUnavailable>
     /**
      * Under the account's lock: `prepare` decides the calls (it may read balances safely), then the batch is
-     * signed, simulated (a revert fails with `CallReverted` and costs nothing), recorded, linked to the
-     * request's Idempotency-Key (`OperationLink`; `IdempotencyInFlight` if the key was taken over) and broadcast.
+     * signed, simulated (a revert fails with `CallReverted` and costs nothing), its gas estimated and reserved
+     * from `payer`'s budgets (`SpendPolicy`: refused before the relayer signs, so a refusal costs nothing),
+     * recorded, linked to the request's Idempotency-Key (`OperationLink`; `IdempotencyInFlight` if the key was
+     * taken over) and broadcast.
      */
     readonly submit: <E, R>(options: {
       readonly network: Network
       readonly owner: LocalAccount
       readonly salt: Hex
+      readonly payer: GasPayer
       readonly prepare: (account: Address) => Effect.Effect<BatchIntent, E, R>
-    }) => Effect.Effect<TxRecord, E | CallReverted | ChainUnavailable | StoreUnavailable | IdempotencyInFlight, R>
+    }) => Effect.Effect<
+      TxRecord,
+      | E
+      | CallReverted
+      | GasCeilingExceeded
+      | GasBudgetExhausted
+      | ChainUnavailable
+      | StoreUnavailable
+      | IdempotencyInFlight,
+      R
+    >
     /** The record of `id`, refreshed from the chain while it is still `submitted`. */
     readonly refresh: (
       record: TxRecord,
@@ -100,7 +114,7 @@ export class BatchRelay extends Context.Service<
     ) => Effect.Effect<TxRecord, ChainUnavailable | StoreUnavailable>
   }
 >()("@walletgate/core/BatchRelay") {
-  /** The relay over `AccountLocks` and `TransactionLog`. */
+  /** The relay over `AccountLocks`, `TransactionLog` and `SpendPolicy`. */
   static readonly layer = (options: BatchRelayOptions = {}) =>
     Layer.effect(
       BatchRelay,
@@ -108,6 +122,7 @@ export class BatchRelay extends Context.Service<
         const locks = yield* AccountLocks
         const log = yield* TransactionLog
         const random = yield* SecureRandom
+        const spend = yield* SpendPolicy
         const scope = yield* Effect.scope
         const deadlineSeconds = options.deadlineSeconds ?? 600
         const receiptTimeoutMs = options.receiptTimeoutMs ?? 120_000
@@ -166,6 +181,7 @@ export class BatchRelay extends Context.Service<
           readonly network: Network
           readonly owner: LocalAccount
           readonly salt: Hex
+          readonly payer: GasPayer
           readonly prepare: (account: Address) => Effect.Effect<BatchIntent, E, R>
         }) =>
           Effect.gen(function* () {
@@ -207,6 +223,9 @@ export class BatchRelay extends Context.Service<
               const gas = yield* rpc(network, "estimateGas", () =>
                 network.publicClient.estimateGas({ account: network.relayer.account.address, to, data })
               )
+              const gasLimit = (gas * 12n) / 10n
+              // The most this batch can cost the relayer, reserved before it signs: a refusal costs nothing.
+              yield* spend.reserve(network, submission.payer, gasLimit)
               const fees = yield* rpc(network, "estimateFeesPerGas", () => network.publicClient.estimateFeesPerGas())
               const id = yield* Effect.provideService(randomUuid, SecureRandom, random)
               const turn = relayerTurn(network)
@@ -225,7 +244,7 @@ export class BatchRelay extends Context.Service<
                     to,
                     data,
                     nonce,
-                    gas: (gas * 12n) / 10n,
+                    gas: gasLimit,
                     maxFeePerGas: fees.maxFeePerGas,
                     maxPriorityFeePerGas: fees.maxPriorityFeePerGas
                   })

@@ -21,8 +21,31 @@ export class ChainUnavailable extends Schema.TaggedError<ChainUnavailable>()("Ch
   cause: Schema.String
 }) {}
 
+/**
+ * One operation needs more gas than the network allows any single batch or payout; nothing was signed or
+ * sent. Answered 422 `gas_ceiling_exceeded`: the same request will never pass, make it smaller.
+ */
+export class GasCeilingExceeded extends Schema.TaggedError<GasCeilingExceeded>()("GasCeilingExceeded", {
+  /** `batch` (a wallet transaction) or `payout`. */
+  operation: Schema.Literals(["batch", "payout"]),
+  /** The gas the operation would be signed for (decimal). */
+  gas: Schema.String,
+  /** The network's ceiling for one such operation (decimal). */
+  ceiling: Schema.String
+}) {}
+
+/**
+ * A gas budget of this window has no room for the operation; nothing was signed or sent. Answered 429
+ * `gas_budget_exhausted` with `Retry-After` (the end of the window).
+ */
+export class GasBudgetExhausted extends Schema.TaggedError<GasBudgetExhausted>()("GasBudgetExhausted", {
+  /** Which budget: the app's, the user's (at this app), the API key's, or the whole network's. */
+  budget: Schema.Literals(["app", "user", "api_key", "network"]),
+  retryAfterSeconds: Schema.Int
+}) {}
+
 /** The errors of the chain layer. */
-export type ChainError = UnsupportedChain | CallReverted | ChainUnavailable
+export type ChainError = UnsupportedChain | CallReverted | GasCeilingExceeded | GasBudgetExhausted | ChainUnavailable
 
 /** How the chain layer's errors are answered. */
 export const chainProblems: ProblemSlice<ChainError> = {
@@ -39,6 +62,23 @@ export const chainProblems: ProblemSlice<ChainError> = {
     detail: (e) =>
       e.index >= 0 ? `Call ${e.index} would revert: ${e.reason}.` : `The batch would revert: ${e.reason}.`,
     extensions: (e) => ({ index: e.index, reason: e.reason })
+  },
+  GasCeilingExceeded: {
+    status: 422,
+    code: "gas_ceiling_exceeded",
+    title: "Gas ceiling exceeded",
+    detail: (e) =>
+      `This ${e.operation} needs ${e.gas} gas; one ${e.operation} may use at most ${e.ceiling} here. Nothing was sent.`,
+    extensions: (e) => ({ operation: e.operation, gas: e.gas, ceiling: e.ceiling })
+  },
+  GasBudgetExhausted: {
+    status: 429,
+    code: "gas_budget_exhausted",
+    title: "Gas budget exhausted",
+    detail: (e) =>
+      `The ${e.budget.replace("_", " ")} gas budget of this window is spent. Nothing was sent. Try again in ${e.retryAfterSeconds} seconds.`,
+    headers: (e) => ({ "retry-after": String(e.retryAfterSeconds) }),
+    extensions: (e) => ({ budget: e.budget })
   },
   ChainUnavailable: {
     status: 503,

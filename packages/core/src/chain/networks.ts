@@ -18,6 +18,7 @@ import {
 import { privateKeyToAccount } from "viem/accounts"
 import type { ChainContracts } from "./contracts"
 import { ChainUnavailable } from "./errors"
+import { resolveSpendLimits, type SpendLimits, type SpendLimitsOptions } from "./SpendPolicy"
 
 /** A network's ERC-4337 settings: its bundler, who pays the gas, and when an operation is final. */
 export interface Erc4337Config {
@@ -70,6 +71,8 @@ export interface NetworkConfig {
   readonly rpcDeadlineMs?: number
   /** Where user operations go (the bundler, the paymaster, confirmations); absent: the network has no pipeline. */
   readonly erc4337?: Erc4337Config
+  /** The gas walletgate pays here: ceilings and budgets; defaults depend on `testnet` (see `resolveSpendLimits`). */
+  readonly spend?: SpendLimitsOptions
 }
 
 /** The longest `GET /v1/health` (and any relayer balance check) waits for a node. */
@@ -88,6 +91,8 @@ export interface Network {
   readonly rpcDeadlineMs: number
   /** The ERC-4337 pipeline's settings, when the network has one. */
   readonly erc4337: Erc4337Settings | undefined
+  /** The spend policy's limits on this network. */
+  readonly spend: SpendLimits
 }
 
 /** The `chain` of a request: a slug, or a chain id in decimal. */
@@ -107,17 +112,23 @@ export class Networks extends Context.Service<
   }
 >()("@walletgate/core/Networks") {
   /** Serves the configured networks (none: every chain is `unsupported_chain`). */
-  static readonly layer = (configs: ReadonlyArray<NetworkConfig>): Layer.Layer<Networks> =>
-    Layer.sync(Networks, () => {
-      const all = configs.map(toNetwork)
+  static readonly layer = (configs: ReadonlyArray<NetworkConfig>): Layer.Layer<Networks> => {
+    // Checked at once, so that a wrong limit stops the gateway where it is configured (a `RangeError`).
+    const checked = configs.map((config) => ({
+      config,
+      spend: resolveSpendLimits(config.slug, config.testnet, config.spend)
+    }))
+    return Layer.sync(Networks, () => {
+      const all = checked.map(({ config, spend }) => toNetwork(config, spend))
       return Networks.of({
         all,
         resolve: (chain) => all.find((network) => network.slug === chain || String(network.chainId) === chain)
       })
     })
+  }
 }
 
-const toNetwork = (config: NetworkConfig): Network => {
+const toNetwork = (config: NetworkConfig, spend: SpendLimits): Network => {
   const chain = defineChain({
     id: config.chainId,
     name: config.slug,
@@ -135,7 +146,8 @@ const toNetwork = (config: NetworkConfig): Network => {
     relayer: createWalletClient({ chain, transport, account: privateKeyToAccount(config.relayerKey) }),
     relayerLowBalanceWei: config.relayerLowBalanceWei ?? 50_000_000_000_000_000n,
     rpcDeadlineMs: config.rpcDeadlineMs ?? 5_000,
-    erc4337: config.erc4337 === undefined ? undefined : erc4337Settings(config.slug, config.erc4337)
+    erc4337: config.erc4337 === undefined ? undefined : erc4337Settings(config.slug, config.erc4337),
+    spend
   }
 }
 

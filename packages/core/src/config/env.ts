@@ -75,3 +75,14 @@ export const identityProvidersFromEnv: Config.Config<ReadonlyArray<ExternalIssue
   Schema.fromJsonString(Schema.Array(ExternalIssuerConfig)),
   "WALLETGATE_IDENTITY_PROVIDERS"
 ).pipe(Config.withDefault([]))
+
+/**
+ * The operator token (`makeGateway({ operatorToken })`): `WALLETGATE_OPERATOR_TOKEN`, at least 32 characters, or
+ * none when unset (then nobody sees the operator's detail of `GET /v1/health`).
+ */
+export const operatorTokenFromEnv: Config.Config<Option.Option<Redacted.Redacted<string>>> = Config.option(
+  Config.schema(
+    Schema.Redacted(Schema.String.check(Schema.isMinLength(32, { message: "Expected at least 32 characters" }))),
+    "WALLETGATE_OPERATOR_TOKEN"
+  )
+)

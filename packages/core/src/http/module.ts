@@ -27,6 +27,8 @@ export interface GatewayModule<out Ports, in Provides = never> {
   readonly layer: Layer.Layer<Provides, never, Ports>
   /** What `GET /v1/health` reports of this module, if anything. */
   readonly health?: Effect.Effect<ModuleHealth, never, unknown>
+  /** What `GET /v1/health` adds for the operator alone (`Authorization: Bearer <operator token>`). */
+  readonly operatorHealth?: Effect.Effect<Readonly<Record<string, unknown>>, never, unknown>
 }
 
 /**
@@ -40,6 +42,7 @@ export const defineModule = <Provides, Ports, E extends Tagged = never>(module: 
   readonly routes: ReadonlyArray<Route<Provides | Ports, E | CommonError>>
   readonly problems: ProblemSlice<Exclude<E, CommonError>>
   readonly health?: Effect.Effect<ModuleHealth, never, Provides | Ports>
+  readonly operatorHealth?: Effect.Effect<Readonly<Record<string, unknown>>, never, Provides | Ports>
 }): GatewayModule<Ports, Provides> => ({
   name: module.name,
   needs: module.needs ?? [],
@@ -47,7 +50,12 @@ export const defineModule = <Provides, Ports, E extends Tagged = never>(module: 
   // Checked above against the module's services and ports; the gateway provides both.
   routes: module.routes as ReadonlyArray<Route<unknown>>,
   problems: module.problems as ProblemSlice<Tagged>,
-  ...(module.health === undefined ? {} : { health: module.health as Effect.Effect<ModuleHealth, never, unknown> })
+  ...(module.health === undefined ? {} : { health: module.health as Effect.Effect<ModuleHealth, never, unknown> }),
+  ...(module.operatorHealth === undefined
+    ? {}
+    : {
+        operatorHealth: module.operatorHealth as Effect.Effect<Readonly<Record<string, unknown>>, never, unknown>
+      })
 })
 
 /** The ports a set of modules needs from the gateway: theirs, less what the modules provide each other. */

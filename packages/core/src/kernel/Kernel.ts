@@ -7,7 +7,13 @@ import { type App, isGranted } from "../auth/apps"
 import { Forbidden, type IdentityProviderUnavailable, InvalidAuth } from "../auth/errors"
 import { IdentityProviders } from "../auth/IdentityProviders"
 import { BatchRelay } from "../chain/BatchRelay"
-import { type CallReverted, type ChainUnavailable, UnsupportedChain } from "../chain/errors"
+import {
+  type CallReverted,
+  type ChainUnavailable,
+  type GasBudgetExhausted,
+  type GasCeilingExceeded,
+  UnsupportedChain
+} from "../chain/errors"
 import { accountSalt, testUserIdentity, userWalletIdentity } from "../chain/identity"
 import { KeyVault } from "../chain/KeyVault"
 import { type Network, Networks } from "../chain/networks"
@@ -56,6 +62,8 @@ export class Kernel extends Context.Service<
       | Forbidden
       | IdentityProviderUnavailable
       | CallReverted
+      | GasCeilingExceeded
+      | GasBudgetExhausted
       | ChainUnavailable
       | StoreUnavailable
       | IdempotencyInFlight
@@ -128,6 +136,7 @@ export class Kernel extends Context.Service<
             network,
             owner,
             salt: accountSalt(identity),
+            payer: { kind: "batch", app: app.clientId, user: request.userId },
             prepare: () =>
               Effect.succeed({
                 calls,

@@ -1,4 +1,5 @@
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { AppAuth } from "../auth/AppAuth"
 import { type AuthError, authProblems } from "../auth/errors"
 import type { IdentityProviders } from "../auth/IdentityProviders"
@@ -6,9 +7,11 @@ import { BatchRelay, type BatchRelayOptions } from "../chain/BatchRelay"
 import { type ChainError, chainProblems } from "../chain/errors"
 import type { KeyVault } from "../chain/KeyVault"
 import { Networks, relayerBalance } from "../chain/networks"
+import { SpendPolicy } from "../chain/SpendPolicy"
 import { defineModule, type GatewayModule } from "../http/module"
 import type { SecureRandom } from "../random/SecureRandom"
 import type { AccountLocks } from "../state/AccountLocks"
+import type { GasLedger } from "../state/GasLedger"
 import type { IdempotencyStore } from "../state/IdempotencyStore"
 import type { TransactionLog } from "../state/TransactionLog"
 import { type KernelError, kernelProblems } from "./errors"
@@ -16,16 +19,16 @@ import { Kernel, type KernelOptions } from "./Kernel"
 import { kernelRoutes } from "./routes"
 
 /** The ports the relayer needs. */
-export type RelayPorts = Networks | AccountLocks | TransactionLog | SecureRandom
+export type RelayPorts = Networks | AccountLocks | TransactionLog | SecureRandom | GasLedger
 
 /**
  * The relayer that runs batches for the wallet and payout modules (both list `relay` in `needs`, so they share
- * one), and its balances in `GET /v1/health`.
+ * one) within the spend policy, its balances in `GET /v1/health`, and the policy's limits and use for the operator.
  */
-export const relay = (options: BatchRelayOptions = {}): GatewayModule<RelayPorts, BatchRelay> =>
-  defineModule<BatchRelay, RelayPorts, ChainError>({
+export const relay = (options: BatchRelayOptions = {}): GatewayModule<RelayPorts, BatchRelay | SpendPolicy> =>
+  defineModule<BatchRelay | SpendPolicy, RelayPorts, ChainError>({
     name: "relay",
-    layer: BatchRelay.layer(options),
+    layer: BatchRelay.layer(options).pipe(Layer.provideMerge(SpendPolicy.layer)),
     routes: [],
     problems: chainProblems,
     health: Effect.gen(function* () {
@@ -52,6 +55,17 @@ export const relay = (options: BatchRelayOptions = {}): GatewayModule<RelayPorts
         { concurrency: "unbounded" }
       )
       return { healthy: relayers.every((one) => one.reachable && one.low === false), detail: { relayers } }
+    }),
+    operatorHealth: Effect.gen(function* () {
+      const networks = yield* Networks
+      const policy = yield* SpendPolicy
+      const spend = yield* Effect.forEach(
+        networks.all,
+        (network) =>
+          policy.use(network).pipe(Effect.orElseSucceed(() => ({ network: network.slug, unavailable: true }))),
+        { concurrency: "unbounded" }
+      )
+      return { spend }
     })
   })
 

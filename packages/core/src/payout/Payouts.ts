@@ -6,7 +6,7 @@ import { Forbidden } from "../auth/errors"
 import { disperseArtifact, testTokenArtifact } from "../chain/artifacts"
 import { BatchRelay } from "../chain/BatchRelay"
 import type { BatchCall } from "../chain/contracts"
-import type { CallReverted, ChainUnavailable } from "../chain/errors"
+import type { CallReverted, ChainUnavailable, GasBudgetExhausted, GasCeilingExceeded } from "../chain/errors"
 import { accountSalt, automationIdentity } from "../chain/identity"
 import { KeyVault } from "../chain/KeyVault"
 import { type Network, Networks, rpc } from "../chain/networks"
@@ -50,6 +50,8 @@ type PayoutError =
   | NothingToDisperse
   | InsufficientBalance
   | CallReverted
+  | GasCeilingExceeded
+  | GasBudgetExhausted
   | ChainUnavailable
   | StoreUnavailable
   | IdempotencyInFlight
@@ -178,6 +180,7 @@ export class Payouts extends Context.Service<
           network,
           owner,
           salt: accountSalt(identity),
+          payer: { kind: "payout", apiKey: key.id },
           // Under the account's lock: balances read here cannot change before the batch runs.
           prepare: (accountAddress) =>
             Effect.gen(function* () {

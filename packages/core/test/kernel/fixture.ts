@@ -17,6 +17,7 @@ import {
   makeGateway,
   type PayoutPlan,
   predictAccountAddress,
+  type SpendLimitsOptions,
   startLocalNetwork,
   testTokenArtifact,
   userWalletIdentity
@@ -52,6 +53,10 @@ export const startKernelFixture = async (
     /** Apps put straight into the store, past the registration checks (as a stale or hand-edited record would be). */
     readonly storedApps?: ReadonlyArray<App>
     readonly relayerLowBalanceWei?: bigint
+    /** The spend policy's limits on both networks (default: each network's defaults). */
+    readonly spend?: SpendLimitsOptions
+    /** The operator token that unlocks the detail of `GET /v1/health`. */
+    readonly operatorToken?: string
     /** API keys to register, given the automation accounts. */
     readonly apiKeys?: (accounts: ReadonlyArray<AutomationAccount>) => ReadonlyArray<ApiKeyRecord>
     /** Automation accounts to register, given the test token's address. */
@@ -111,7 +116,8 @@ export const startKernelFixture = async (
         networks: [local.network, { ...local.network, slug: "live" }].map((network, index) => ({
           ...network,
           testnet: index === 0,
-          ...(extra.relayerLowBalanceWei === undefined ? {} : { relayerLowBalanceWei: extra.relayerLowBalanceWei })
+          ...(extra.relayerLowBalanceWei === undefined ? {} : { relayerLowBalanceWei: extra.relayerLowBalanceWei }),
+          ...(extra.spend === undefined ? {} : { spend: extra.spend })
         })),
         apps,
         apiKeys: extra.apiKeys?.(automationAccounts) ?? [],
@@ -119,7 +125,8 @@ export const startKernelFixture = async (
       }),
       ...(extra.storedApps === undefined ? [] : [ClientStore.memory([...apps, ...extra.storedApps])])
     ),
-    ...(process.env.KERNEL_DEBUG === undefined ? { loggers: extra.loggers ?? [] } : {})
+    ...(process.env.KERNEL_DEBUG === undefined ? { loggers: extra.loggers ?? [] } : {}),
+    ...(extra.operatorToken === undefined ? {} : { operatorToken: extra.operatorToken })
   })
 
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {

@@ -6,6 +6,7 @@ import {
   ApiKeyStore,
   AutomationAccounts,
   ClientStore,
+  GasLedger,
   IdempotencyStore,
   OtpStore,
   PhoneE164,
@@ -18,6 +19,7 @@ import {
   apiKeyStoreContract,
   automationAccountsContract,
   clientStoreContract,
+  gasLedgerContract,
   idempotencyStoreContract,
   otpStoreContract,
   type PortContractCase,
@@ -44,6 +46,7 @@ suite("AutomationAccounts.memory", automationAccountsContract, AutomationAccount
 suite("IdempotencyStore.memory", idempotencyStoreContract, IdempotencyStore.memory)
 suite("AccountLocks.memory", accountLocksContract, AccountLocks.memory)
 suite("TransactionLog.memory", transactionLogContract, TransactionLog.memory)
+suite("GasLedger.memory", gasLedgerContract, GasLedger.memory)
 
 // Whether a record is still held shows only in memory: a WeakRef to something it holds and a full collection tell.
 setFlagsFromString("--expose-gc")

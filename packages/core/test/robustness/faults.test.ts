@@ -5,6 +5,7 @@ import {
   BatchRelay,
   deriveOwnerKey,
   embeddedPorts,
+  GasLedger,
   type Gateway,
   hashApiKey,
   IdempotencyStore,
@@ -16,6 +17,7 @@ import {
   predictAccountAddress,
   SecureRandom,
   SmsSender,
+  SpendPolicy,
   StoreUnavailable,
   startLocalNetwork,
   TransactionLog
@@ -317,6 +319,7 @@ describe("faults between the gateway and the chain", () => {
           Layer.mergeAll(
             AccountLocks.memory,
             TransactionLog.memory,
+            SpendPolicy.layer.pipe(Layer.provide(GasLedger.memory)),
             SecureRandom.crypto,
             Networks.layer([{ ...local.network, rpcUrl: proxy.url }])
           )
@@ -335,6 +338,7 @@ describe("faults between the gateway and the chain", () => {
             network,
             owner: privateKeyToAccount(deriveOwnerKey(MASTER, FAULTS)),
             salt: accountSalt(FAULTS),
+            payer: { kind: "payout", apiKey: "faults" },
             prepare: () =>
               Effect.succeed({
                 calls: [{ to: recipient, value: 1n, data: "0x" as const }],

@@ -1,0 +1,229 @@
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { StoreUnavailable } from "../state/errors"
+import { type GasBudget, GasLedger } from "../state/GasLedger"
+import { GasBudgetExhausted, GasCeilingExceeded } from "./errors"
+
+/**
+ * The gas walletgate pays on one network (the relayer's today, a paymaster's sponsorship later), counted in
+ * gas units over fixed windows. Every field is optional in `NetworkConfig.spend`; the defaults depend on
+ * whether the network is a test network ({@link testnetSpendLimits}, {@link liveSpendLimits}).
+ */
+export interface SpendLimitsOptions {
+  /** The length of a budget's window; default 3600 s, at most 7 days. */
+  readonly windowSeconds?: number
+  /** The most gas one wallet batch (`POST /v1/kernel/tx`) may be signed for. */
+  readonly batchCeiling?: number
+  /** The most gas one payout may be signed for. */
+  readonly payoutCeiling?: number
+  /** Gas per window for all of one app's batches. */
+  readonly perApp?: number
+  /** Gas per window for one user's batches at one app. */
+  readonly perUser?: number
+  /** Gas per window for the payouts of one API key. */
+  readonly perApiKey?: number
+  /** Gas per window for everything the network's relayer (or paymaster) pays. */
+  readonly perNetwork?: number
+}
+
+/** {@link SpendLimitsOptions} with every default applied and every bound checked. */
+export type SpendLimits = Required<SpendLimitsOptions>
+
+/**
+ * Defaults on test networks (the playground): a batch of up to 2 M gas (about 60 ERC-20 transfers), a payout of up
+ * to 5 M (about 140 native transfers to fresh addresses), 10 M per user, 100 M per app, 50 M per API key and 500 M
+ * for the whole network per hour.
+ */
+export const testnetSpendLimits: SpendLimits = {
+  windowSeconds: 3600,
+  batchCeiling: 2_000_000,
+  payoutCeiling: 5_000_000,
+  perUser: 10_000_000,
+  perApp: 100_000_000,
+  perApiKey: 50_000_000,
+  perNetwork: 500_000_000
+}
+
+/**
+ * Defaults on live networks: a batch of up to 1 M gas, a payout of up to 5 M, 3 M per user, 30 M per app, 20 M per
+ * API key and 100 M for the whole network per hour (3 ETH at 30 gwei). Set them for your traffic and gas price.
+ */
+export const liveSpendLimits: SpendLimits = {
+  windowSeconds: 3600,
+  batchCeiling: 1_000_000,
+  payoutCeiling: 5_000_000,
+  perUser: 3_000_000,
+  perApp: 30_000_000,
+  perApiKey: 20_000_000,
+  perNetwork: 100_000_000
+}
+
+const wholeNumber = (network: string, name: string, value: number, max: number): number => {
+  if (!Number.isInteger(value) || value < 1 || value > max) {
+    throw new RangeError(`network ${network}: spend.${name} must be a whole number from 1 to ${max}, got ${value}`)
+  }
+  return value
+}
+
+/**
+ * Applies the defaults of {@link SpendLimitsOptions} for a test or live network and checks the bounds; throws a
+ * `RangeError` at start for a value out of range, or for a ceiling above a budget it counts against (such an
+ * operation would be refused 429 for ever instead of 422).
+ */
+export const resolveSpendLimits = (
+  network: string,
+  testnet: boolean,
+  options: SpendLimitsOptions = {}
+): SpendLimits => {
+  const defaults = testnet ? testnetSpendLimits : liveSpendLimits
+  const max = Number.MAX_SAFE_INTEGER
+  const limits: SpendLimits = {
+    windowSeconds: wholeNumber(network, "windowSeconds", options.windowSeconds ?? defaults.windowSeconds, 604_800),
+    batchCeiling: wholeNumber(network, "batchCeiling", options.batchCeiling ?? defaults.batchCeiling, max),
+    payoutCeiling: wholeNumber(network, "payoutCeiling", options.payoutCeiling ?? defaults.payoutCeiling, max),
+    perUser: wholeNumber(network, "perUser", options.perUser ?? defaults.perUser, max),
+    perApp: wholeNumber(network, "perApp", options.perApp ?? defaults.perApp, max),
+    perApiKey: wholeNumber(network, "perApiKey", options.perApiKey ?? defaults.perApiKey, max),
+    perNetwork: wholeNumber(network, "perNetwork", options.perNetwork ?? defaults.perNetwork, max)
+  }
+  const above = (ceiling: "batchCeiling" | "payoutCeiling", budgets: ReadonlyArray<keyof SpendLimits>) => {
+    for (const budget of budgets) {
+      if (limits[ceiling] > limits[budget]) {
+        throw new RangeError(`network ${network}: spend.${ceiling} must not exceed spend.${budget}`)
+      }
+    }
+  }
+  above("batchCeiling", ["perUser", "perApp", "perNetwork"])
+  above("payoutCeiling", ["perApiKey", "perNetwork"])
+  return limits
+}
+
+/** Who the gas of one operation is charged to. */
+export type GasPayer =
+  /** A wallet batch an app sends for one of its users. */
+  | { readonly kind: "batch"; readonly app: string; readonly user: string }
+  /** A payout sent with an API key (by its id). */
+  | { readonly kind: "payout"; readonly apiKey: string }
+
+/** What the policy needs of a network: its chain id and limits (a `Network` is one). */
+export interface SpendNetwork {
+  readonly slug: string
+  readonly chainId: number
+  readonly spend: SpendLimits
+}
+
+/** The budgets' use on one network in the current window, for the operator's health report. */
+export interface SpendUse {
+  readonly network: string
+  readonly limits: SpendLimits
+  /** When the current window ends (ISO 8601). */
+  readonly windowEndsAt: string
+  /** Gas reserved on the network in the current window, by everyone. */
+  readonly networkGasUsed: number
+}
+
+/**
+ * The spend policy (one for the relayer and for a paymaster): before the gas of an operation is signed for, its
+ * ceiling is checked and the gas is reserved in the payer's budgets and the network's, so that a refused
+ * operation costs nothing and concurrent operations never reserve past a budget.
+ */
+export class SpendPolicy extends Context.Service<
+  SpendPolicy,
+  {
+    /**
+     * Checks `gas`, the most the operation can cost (the gas limit the relayer signs, or the sum of a user
+     * operation's gas limits a paymaster sponsors), against the network's ceiling for `payer`'s kind, then
+     * reserves it in the payer's budgets (atomically, all or nothing) and in the network's. Call it after the
+     * gas is known and before anything is signed or sent; what it reserves is never given back.
+     */
+    readonly reserve: (
+      network: SpendNetwork,
+      payer: GasPayer,
+      gas: bigint
+    ) => Effect.Effect<void, GasCeilingExceeded | GasBudgetExhausted | StoreUnavailable>
+    /** The budgets' use on `network` in the current window. */
+    readonly use: (network: SpendNetwork) => Effect.Effect<SpendUse, StoreUnavailable>
+  }
+>()("@walletgate/core/SpendPolicy") {
+  /** The policy over the `GasLedger` port, with each network's limits. */
+  static readonly layer: Layer.Layer<SpendPolicy, never, GasLedger> = Layer.effect(
+    SpendPolicy,
+    Effect.gen(function* () {
+      const ledger = yield* GasLedger
+
+      const refused = (budget: GasBudgetExhausted["budget"], retryAfterMs: number) =>
+        new GasBudgetExhausted({ budget, retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)) })
+
+      const reserve = Effect.fnUntraced(function* (network: SpendNetwork, payer: GasPayer, gas: bigint) {
+        const limits = network.spend
+        const operation = payer.kind
+        const ceiling = operation === "batch" ? limits.batchCeiling : limits.payoutCeiling
+        if (gas > BigInt(ceiling)) {
+          return yield* new GasCeilingExceeded({ operation, gas: String(gas), ceiling: String(ceiling) })
+        }
+        // At most the ceiling, a safe integer: exact as a number.
+        const amount = Number(gas)
+        const windowMs = limits.windowSeconds * 1000
+        const now = yield* Clock.currentTimeMillis
+        // The payer's budgets first: a payer out of budget is refused without touching the network's, so that
+        // one app's refused requests can never use up everyone's.
+        const { scope, budgets } = payerBudgets(network, payer)
+        const own = yield* ledger.reserve(scope, budgets, amount, windowMs, now)
+        if (!own.reserved) return yield* refused(budgetKind(own.budget), own.retryAfterMs)
+        const shared = yield* ledger.reserve(
+          networkScope(network),
+          [{ name: "network", limit: limits.perNetwork }],
+          amount,
+          windowMs,
+          now
+        )
+        if (!shared.reserved) return yield* refused("network", shared.retryAfterMs)
+      })
+
+      const use = Effect.fnUntraced(function* (network: SpendNetwork) {
+        const windowMs = network.spend.windowSeconds * 1000
+        const now = yield* Clock.currentTimeMillis
+        const networkGasUsed = yield* ledger.used(networkScope(network), "network", windowMs, now)
+        return {
+          network: network.slug,
+          limits: network.spend,
+          windowEndsAt: new Date(now - (now % windowMs) + windowMs).toISOString(),
+          networkGasUsed
+        }
+      })
+
+      return SpendPolicy.of({ reserve, use })
+    })
+  )
+}
+
+// Identifiers are percent-encoded so that no `{`, `}` or `:` of theirs can reach another scope or name.
+const networkScope = (network: SpendNetwork) => `${network.chainId}`
+
+const payerBudgets = (
+  network: SpendNetwork,
+  payer: GasPayer
+): { readonly scope: string; readonly budgets: readonly [GasBudget, ...Array<GasBudget>] } => {
+  const limits = network.spend
+  if (payer.kind === "payout") {
+    return {
+      scope: `${network.chainId}:key:${encodeURIComponent(payer.apiKey)}`,
+      budgets: [{ name: "api_key", limit: limits.perApiKey }]
+    }
+  }
+  // A user's budget is theirs at this app: another app can never use it up (it would be a way to lock a user
+  // out of every app), and the app's budget bounds what all its users together spend.
+  return {
+    scope: `${network.chainId}:app:${encodeURIComponent(payer.app)}`,
+    budgets: [
+      { name: "app", limit: limits.perApp },
+      { name: `user:${encodeURIComponent(payer.user)}`, limit: limits.perUser }
+    ]
+  }
+}
+
+/** The kind of a budget named by {@link payerBudgets}. */
+const budgetKind = (name: string): GasBudgetExhausted["budget"] =>
+  name === "api_key" ? "api_key" : name.startsWith("user:") ? "user" : "app"

@@ -1,0 +1,112 @@
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { StoreUnavailable } from "../state/errors"
+
+/** How many ended windows the in-memory ledger forgets per call at most: more than one, to keep up with bursts. */
+const ENDED_FORGOTTEN_PER_CALL = 8
+
+/** One budget an operation's gas counts against: at most `limit` gas per window under `name` in a scope. */
+export interface GasBudget {
+  readonly name: string
+  /** Gas per window, a whole number from 1 to `Number.MAX_SAFE_INTEGER`. */
+  readonly limit: number
+}
+
+/** The outcome of reserving gas in several budgets at once. */
+export type GasReservation =
+  | { readonly reserved: true }
+  | {
+      readonly reserved: false
+      /** The first budget (in the order given) that has no room for the gas. */
+      readonly budget: string
+      /** Until its window ends. */
+      readonly retryAfterMs: number
+    }
+
+/**
+ * Gas counters in fixed windows, the state of the spend policy: how much gas each budget has reserved in the
+ * current window. A reservation is all or nothing over the budgets of one call and decided atomically with
+ * the counting, so concurrent callers (on one or many instances) never reserve past a limit.
+ */
+export class GasLedger extends Context.Service<
+  GasLedger,
+  {
+    /**
+     * Reserves `gas` at `now` (ms) in every one of `budgets` of `scope`, each in its window of `windowMs`, when
+     * each has room for it (its reserved gas plus `gas` at most its limit); otherwise reserves nothing and names
+     * the first budget without room. The budgets of one call share `scope`, which keeps them together (one Redis
+     * Cluster slot), so that one atomic step decides them all.
+     */
+    readonly reserve: (
+      scope: string,
+      budgets: readonly [GasBudget, ...ReadonlyArray<GasBudget>],
+      gas: number,
+      windowMs: number,
+      now: number
+    ) => Effect.Effect<GasReservation, StoreUnavailable>
+    /** The gas reserved under `name` of `scope` in the window of `now` (0 when none). */
+    readonly used: (
+      scope: string,
+      name: string,
+      windowMs: number,
+      now: number
+    ) => Effect.Effect<number, StoreUnavailable>
+  }
+>()("@walletgate/core/GasLedger") {
+  /** Counters in this process's memory: right for one instance, wrong for a fleet (use `@walletgate/redis`). */
+  static readonly memory: Layer.Layer<GasLedger> = Layer.sync(GasLedger, () => {
+    interface Window {
+      readonly start: number
+      readonly end: number
+      used: number
+    }
+    // Windows stand in the order they began (a budget's new window moves it to the end), so the ended ones are at
+    // the front: calls forget a few of them there, as RateLimiter.memory does.
+    const windows = new Map<string, Window>()
+    let nextForget = Number.POSITIVE_INFINITY
+    const forgetEnded = (now: number) => {
+      if (now < nextForget) return
+      let budget = ENDED_FORGOTTEN_PER_CALL
+      for (const [key, window] of windows) {
+        if (window.end > now) {
+          nextForget = window.end
+          return
+        }
+        if (budget-- === 0) return
+        windows.delete(key)
+      }
+      nextForget = Number.POSITIVE_INFINITY
+    }
+    const keyOf = (scope: string, name: string) => `${scope}\u0000${name}`
+    const current = (key: string, windowMs: number, now: number): Window | undefined => {
+      const window = windows.get(key)
+      return window?.start === now - (now % windowMs) ? window : undefined
+    }
+    return GasLedger.of({
+      reserve: (scope, budgets, gas, windowMs, now) =>
+        Effect.sync((): GasReservation => {
+          forgetEnded(now)
+          const start = now - (now % windowMs)
+          for (const { name, limit } of budgets) {
+            if ((current(keyOf(scope, name), windowMs, now)?.used ?? 0) + gas > limit) {
+              return { reserved: false, budget: name, retryAfterMs: start + windowMs - now }
+            }
+          }
+          for (const { name } of budgets) {
+            const key = keyOf(scope, name)
+            let window = current(key, windowMs, now)
+            if (window === undefined) {
+              windows.delete(key)
+              window = { start, end: start + windowMs, used: 0 }
+              windows.set(key, window)
+              nextForget = Math.min(nextForget, window.end)
+            }
+            window.used += gas
+          }
+          return { reserved: true }
+        }),
+      used: (scope, name, windowMs, now) => Effect.sync(() => current(keyOf(scope, name), windowMs, now)?.used ?? 0)
+    })
+  })
+}

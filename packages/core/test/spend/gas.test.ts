@@ -1,0 +1,287 @@
+import { type ApiKeyRecord, hashClientSecret, makeApiKey, SecureRandom, testUserIdentity } from "@walletgate/core"
+import { Effect } from "effect"
+import { type Address, getAddress, type Hex, parseEther, zeroAddress } from "viem"
+import { privateKeyToAccount } from "viem/accounts"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { CLIENT, freshAddress, startKernelFixture } from "../kernel/fixture"
+
+// Finding 3 of issue 20: the relayer paid the gas of any batch and any payout, with no ceiling and no budget.
+type Fixture = Awaited<ReturnType<typeof startKernelFixture>>
+type Answer = Awaited<ReturnType<Fixture["call"]>>
+
+const OPERATOR_TOKEN = "operator-token-of-the-spend-tests-0123456789"
+const OTHER_APP = { clientId: "wgc_other", clientSecret: "wgs_other_secret" }
+const newKey = (accounts: ReadonlyArray<string>) =>
+  Effect.runSync(makeApiKey({ mode: "test", networks: ["anvil"], accounts }).pipe(Effect.provide(SecureRandom.crypto)))
+
+/** Precompile 0x05 (modexp) input: a 64-byte base and modulus, a 1024-byte exponent of all ones (~2.2 M gas). */
+const MODEXP = "0x0000000000000000000000000000000000000005"
+const modexpInput = (): Hex => {
+  const word = (n: number) => n.toString(16).padStart(64, "0")
+  return `0x${word(64)}${word(1024)}${word(64)}${"03".repeat(64)}${"ff".repeat(1024)}${"07".repeat(64)}`
+}
+
+/** What a request that is refused before signing must leave unchanged: the relayer's balance and nonce, the chain. */
+const chainFacts = async (f: Fixture) => {
+  const relayer = privateKeyToAccount(f.local.network.relayerKey).address
+  return {
+    relayerBalance: await f.publicClient.getBalance({ address: relayer }),
+    relayerNonce: await f.publicClient.getTransactionCount({ address: relayer, blockTag: "pending" }),
+    block: await f.publicClient.getBlockNumber()
+  }
+}
+
+/** The address of the fixture's automation account `index`. */
+const automationAccount = (f: Fixture, index: number): Address =>
+  getAddress(f.automationAccounts[index]?.address ?? zeroAddress)
+
+const mined = (f: Fixture, answer: Answer) =>
+  f.publicClient.waitForTransactionReceipt({ hash: answer.body.txHash as Hex })
+
+/** The gas the spend policy has reserved on the network in this window, as the operator's health report tells. */
+const networkGasUsed = async (f: Fixture): Promise<number> => {
+  const health = await f.call("GET", "/v1/health", undefined, { authorization: `Bearer ${OPERATOR_TOKEN}` })
+  const [anvil] = health.body.spend as ReadonlyArray<{ readonly networkGasUsed: number }>
+  return anvil?.networkGasUsed ?? Number.NaN
+}
+
+describe("the gas walletgate pays, default limits, on a real anvil", () => {
+  let f: Fixture
+  let bearer: Record<string, string>
+  let key: string
+  beforeAll(async () => {
+    let made: ReturnType<typeof newKey> | undefined
+    f = await startKernelFixture({
+      operatorToken: OPERATOR_TOKEN,
+      automation: () => [{ accountKey: "bulk" }],
+      apiKeys: (accounts) => {
+        made = newKey(accounts.map((account) => account.address))
+        return [made.record]
+      }
+    })
+    key = made?.key ?? ""
+    bearer = { authorization: `Bearer ${await f.accessToken()}` }
+    await f.fund(automationAccount(f, 0), parseEther("1"))
+  })
+  afterAll(async () => {
+    await f?.stop()
+  })
+
+  it("refuses a batch of ten modexp calls (~22 M gas) before the relayer signs: 422, nothing paid", async () => {
+    const before = await chainFacts(f)
+    const refused = await f.call(
+      "POST",
+      "/v1/kernel/tx",
+      {
+        userId: "phone:modexp",
+        chain: "anvil",
+        to: Array(10).fill(MODEXP),
+        value: Array(10).fill("0"),
+        data: Array(10).fill(modexpInput()),
+        auth: ""
+      },
+      bearer
+    )
+    expect(refused.status).toBe(422)
+    expect(refused.headers.get("content-type")).toBe("application/problem+json")
+    expect(refused.body).toMatchObject({ code: "gas_ceiling_exceeded", operation: "batch", ceiling: "2000000" })
+    expect(BigInt(String(refused.body.gas))).toBeGreaterThan(20_000_000n)
+    expect(await chainFacts(f)).toEqual(before)
+    // A test-mode app's blank `auth` acts for its own test user: that wallet was never deployed.
+    const wallet = await f.walletOf(testUserIdentity(CLIENT.clientId, "phone:modexp"))
+    expect(await f.publicClient.getCode({ address: wallet })).toBeUndefined()
+  })
+
+  it("refuses a payout of 1 wei to each of 255 fresh addresses before the relayer signs: 422, nothing paid", async () => {
+    const account = automationAccount(f, 0)
+    const before = { ...(await chainFacts(f)), account: await f.publicClient.getBalance({ address: account }) }
+    const recipients = Array.from({ length: 255 }, () => freshAddress())
+    const refused = await f.call(
+      "POST",
+      `/v1/anvil/account/${account}/payout/disperse`,
+      { assets: recipients.map(() => zeroAddress), amounts: recipients.map(() => "1"), recipients },
+      { "x-api-key": key }
+    )
+    expect(refused.status).toBe(422)
+    expect(refused.body).toMatchObject({ code: "gas_ceiling_exceeded", operation: "payout", ceiling: "5000000" })
+    expect(BigInt(String(refused.body.gas))).toBeGreaterThan(9_000_000n)
+    expect({ ...(await chainFacts(f)), account: await f.publicClient.getBalance({ address: account }) }).toEqual(before)
+    expect(await f.publicClient.getBalance({ address: recipients[0] ?? zeroAddress })).toBe(0n)
+  })
+
+  it("still runs an ordinary batch and a 20-recipient payout, and counts their gas", async () => {
+    const used = await networkGasUsed(f)
+    const sent = await f.call(
+      "POST",
+      "/v1/kernel/tx",
+      { userId: "phone:ordinary", chain: "anvil", to: [freshAddress()], value: ["0"], data: ["0x"], auth: "" },
+      bearer
+    )
+    expect(sent.status).toBe(200)
+    expect((await mined(f, sent)).status).toBe("success")
+    const recipients = Array.from({ length: 20 }, () => freshAddress())
+    const paid = await f.call(
+      "POST",
+      `/v1/anvil/account/${automationAccount(f, 0)}/payout/disperse`,
+      { assets: recipients.map(() => zeroAddress), amounts: recipients.map(() => "1"), recipients },
+      { "x-api-key": key }
+    )
+    expect(paid.status).toBe(200)
+    const receipt = await mined(f, paid)
+    expect(receipt.status).toBe("success")
+    // What is reserved is the gas limit signed (the estimate plus 20 %): at least what the transactions used.
+    expect(await networkGasUsed(f)).toBeGreaterThan(used + Number(receipt.gasUsed))
+  })
+
+  it("shows the spend detail of GET /v1/health to the operator only", async () => {
+    const anyone = await f.call("GET", "/v1/health")
+    expect(anyone.status).toBe(200)
+    expect(Object.keys(anyone.body).sort()).toEqual(["relayers", "status"])
+    for (const authorization of [
+      `Bearer ${OPERATOR_TOKEN}x`,
+      `Bearer ${OPERATOR_TOKEN.slice(1)}`,
+      `Basic ${OPERATOR_TOKEN}`,
+      bearer.authorization ?? ""
+    ]) {
+      const guessed = await f.call("GET", "/v1/health", undefined, { authorization })
+      expect(Object.keys(guessed.body).sort()).toEqual(["relayers", "status"])
+    }
+    const operator = await f.call("GET", "/v1/health", undefined, { authorization: `Bearer ${OPERATOR_TOKEN}` })
+    expect(operator.headers.get("cache-control")).toBe("no-store")
+    expect(operator.body.relayers).toEqual(anyone.body.relayers)
+    expect((operator.body.spend as ReadonlyArray<unknown>)[0]).toMatchObject({
+      network: "anvil",
+      limits: { batchCeiling: 2_000_000, payoutCeiling: 5_000_000, perApp: 100_000_000, windowSeconds: 3600 },
+      networkGasUsed: expect.any(Number),
+      windowEndsAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:00:00\.000Z$/)
+    })
+  })
+})
+
+describe("gas budgets per app, per user and per API key, on a real anvil", () => {
+  // A first batch from a new wallet is signed for ~189 000 gas, the next ones for ~55 000.
+  const spend = {
+    windowSeconds: 604_800,
+    batchCeiling: 300_000,
+    perUser: 400_000,
+    perApp: 1_000_000,
+    payoutCeiling: 300_000,
+    perApiKey: 400_000
+  }
+  let f: Fixture
+  let tokens: Record<"main" | "other", Record<string, string>>
+  const keys: Array<string> = []
+  beforeAll(async () => {
+    f = await startKernelFixture({
+      spend,
+      operatorToken: OPERATOR_TOKEN,
+      apps: [
+        {
+          clientId: OTHER_APP.clientId,
+          secretHash: hashClientSecret(OTHER_APP.clientSecret),
+          providers: ["phone"],
+          testMode: true
+        }
+      ],
+      automation: () => [{ accountKey: "first" }, { accountKey: "second" }],
+      apiKeys: (accounts): ReadonlyArray<ApiKeyRecord> =>
+        accounts.map((account) => {
+          const made = newKey([account.address])
+          keys.push(made.key)
+          return made.record
+        })
+    })
+    tokens = {
+      main: { authorization: `Bearer ${await f.accessToken()}` },
+      other: { authorization: `Bearer ${await f.accessToken(OTHER_APP)}` }
+    }
+    for (const index of [0, 1]) await f.fund(automationAccount(f, index), parseEther("1"))
+  })
+  afterAll(async () => {
+    await f?.stop()
+  })
+
+  const batch = (app: "main" | "other", userId: string) =>
+    f.call(
+      "POST",
+      "/v1/kernel/tx",
+      { userId, chain: "anvil", to: [freshAddress()], value: ["0"], data: ["0x"], auth: "" },
+      tokens[app]
+    )
+
+  /** Sends batches (each mined before the next) until one is refused; fails after `most`. */
+  const untilRefused = async (send: () => Promise<Answer>, most: number) => {
+    for (let sent = 0; sent < most; sent++) {
+      const answer = await send()
+      if (answer.status !== 200) return { refused: answer, sent }
+      await mined(f, answer)
+    }
+    throw new Error(`no refusal after ${most} requests`)
+  }
+
+  const expectExhausted = (answer: Answer, budget: string) => {
+    expect(answer.status).toBe(429)
+    expect(answer.body).toMatchObject({ code: "gas_budget_exhausted", budget })
+    const retryAfter = Number(answer.headers.get("retry-after"))
+    expect(retryAfter).toBeGreaterThan(0)
+    expect(retryAfter).toBeLessThanOrEqual(spend.windowSeconds)
+  }
+
+  it("refuses a user's batches once their budget is spent, 429 before signing; another user goes on", async () => {
+    const { refused, sent } = await untilRefused(() => batch("main", "phone:alice"), 10)
+    // 189 k + 3 × 55 k fit in 400 k; the fifth does not.
+    expect(sent).toBe(4)
+    expectExhausted(refused, "user")
+    const before = await chainFacts(f)
+    expectExhausted(await batch("main", "phone:alice"), "user")
+    expect(await chainFacts(f)).toEqual(before)
+    const bob = await batch("main", "phone:bob")
+    expect(bob.status).toBe(200)
+    await mined(f, bob)
+  })
+
+  it("refuses an app's batches once its budget is spent; another app, even for the same user id, goes on", async () => {
+    // alice (~354 k) and bob (~189 k) spent ~543 k of the app's 1 000 k: two more new users fit, not a third.
+    const { refused, sent } = await untilRefused(() => batch("main", `phone:new-${crypto.randomUUID()}`), 5)
+    expect(sent).toBe(2)
+    expectExhausted(refused, "app")
+    const before = await chainFacts(f)
+    expectExhausted(await batch("main", "phone:carol"), "app")
+    expect(await chainFacts(f)).toEqual(before)
+    // The other app's budget and its alice's are its own: this app's users cannot spend them.
+    const other = await batch("other", "phone:alice")
+    expect(other.status).toBe(200)
+    expect((await mined(f, other)).status).toBe("success")
+  })
+
+  it("lets no more than the app's budget through when its users' batches arrive all at once", async () => {
+    // The other app has spent ~189 k; eight new users at once, ~189 k each: four fit in what is left, four do not.
+    const used = await networkGasUsed(f)
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, index) => batch("other", `phone:rush-${index}`)))
+    const statuses = answers.map((answer) => answer.status).sort()
+    expect(statuses).toEqual([200, 200, 200, 200, 429, 429, 429, 429])
+    for (const answer of answers.filter((a) => a.status === 429)) expectExhausted(answer, "app")
+    await Promise.all(answers.filter((answer) => answer.status === 200).map((answer) => mined(f, answer)))
+    expect(await networkGasUsed(f)).toBeLessThan(used + 4 * 200_000)
+  })
+
+  it("refuses an API key's payouts once its budget is spent; another key goes on", async () => {
+    const [first, second] = [automationAccount(f, 0), automationAccount(f, 1)]
+    const payout = (account: Address, key: string | undefined) =>
+      f.call(
+        "POST",
+        `/v1/anvil/account/${account}/payout/disperse`,
+        { assets: [zeroAddress], amounts: ["1"], recipients: [freshAddress()] },
+        { "x-api-key": key ?? "" }
+      )
+    const { refused, sent } = await untilRefused(() => payout(first, keys[0]), 10)
+    expect(sent).toBeGreaterThanOrEqual(2)
+    expectExhausted(refused, "api_key")
+    const before = await chainFacts(f)
+    expectExhausted(await payout(first, keys[0]), "api_key")
+    expect(await chainFacts(f)).toEqual(before)
+    const other = await payout(second, keys[1])
+    expect(other.status).toBe(200)
+    await mined(f, other)
+  })
+})
