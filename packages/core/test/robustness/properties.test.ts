@@ -205,7 +205,14 @@ describe("robustness: arbitrary requests to every endpoint", () => {
     await fc.assert(
       fc.asyncProperty(request, async (input) => {
         const before = counting.writes.length
-        const response = await send(input)
+        let response = await send(input)
+        if (input.method.toUpperCase() === "HEAD") {
+          // A HEAD answer is the GET's without its body (RFC 9110 §9.3.2): judge the GET's, and compare the two.
+          expect(response.body).toBe("")
+          const get = await send({ ...input, method: "GET" })
+          expect([response.status, response.headers["content-type"]]).toEqual([get.status, get.headers["content-type"]])
+          response = get
+        }
         wellFormed(input.path, response)
         const code = String((JSON.parse(response.body) as { code?: unknown }).code)
         if (FORM_REFUSALS.has(code)) expect(counting.writes.slice(before)).toEqual([])
