@@ -2,9 +2,9 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { StoreUnavailable } from "../state/errors"
+import { makeFixedWindows } from "./fixedWindows"
 
 /** How many ended windows the in-memory ledger forgets per call at most: more than one, to keep up with bursts. */
-const ENDED_FORGOTTEN_PER_CALL = 8
 
 /** One budget an operation's gas counts against: at most `limit` gas per window under `name` in a scope. */
 export interface GasBudget {
@@ -56,57 +56,23 @@ export class GasLedger extends Context.Service<
 >()("@walletgate/core/GasLedger") {
   /** Counters in this process's memory: right for one instance, wrong for a fleet (use `@walletgate/redis`). */
   static readonly memory: Layer.Layer<GasLedger> = Layer.sync(GasLedger, () => {
-    interface Window {
-      readonly start: number
-      readonly end: number
-      used: number
-    }
-    // Windows stand in the order they began (a budget's new window moves it to the end), so the ended ones are at
-    // the front: calls forget a few of them there, as RateLimiter.memory does.
-    const windows = new Map<string, Window>()
-    let nextForget = Number.POSITIVE_INFINITY
-    const forgetEnded = (now: number) => {
-      if (now < nextForget) return
-      let budget = ENDED_FORGOTTEN_PER_CALL
-      for (const [key, window] of windows) {
-        if (window.end > now) {
-          nextForget = window.end
-          return
-        }
-        if (budget-- === 0) return
-        windows.delete(key)
-      }
-      nextForget = Number.POSITIVE_INFINITY
-    }
+    const windows = makeFixedWindows()
     const keyOf = (scope: string, name: string) => `${scope}\u0000${name}`
-    const current = (key: string, windowMs: number, now: number): Window | undefined => {
-      const window = windows.get(key)
-      return window?.start === now - (now % windowMs) ? window : undefined
-    }
     return GasLedger.of({
       reserve: (scope, budgets, gas, windowMs, now) =>
         Effect.sync((): GasReservation => {
-          forgetEnded(now)
+          windows.forgetEnded(now)
           const start = now - (now % windowMs)
           for (const { name, limit } of budgets) {
-            if ((current(keyOf(scope, name), windowMs, now)?.used ?? 0) + gas > limit) {
+            if ((windows.peek(keyOf(scope, name), windowMs, now)?.count ?? 0) + gas > limit) {
               return { reserved: false, budget: name, retryAfterMs: start + windowMs - now }
             }
           }
-          for (const { name } of budgets) {
-            const key = keyOf(scope, name)
-            let window = current(key, windowMs, now)
-            if (window === undefined) {
-              windows.delete(key)
-              window = { start, end: start + windowMs, used: 0 }
-              windows.set(key, window)
-              nextForget = Math.min(nextForget, window.end)
-            }
-            window.used += gas
-          }
+          for (const { name } of budgets) windows.open(keyOf(scope, name), windowMs, now).count += gas
           return { reserved: true }
         }),
-      used: (scope, name, windowMs, now) => Effect.sync(() => current(keyOf(scope, name), windowMs, now)?.used ?? 0)
+      used: (scope, name, windowMs, now) =>
+        Effect.sync(() => windows.peek(keyOf(scope, name), windowMs, now)?.count ?? 0)
     })
   })
 }

@@ -2,9 +2,9 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { StoreUnavailable } from "./errors"
+import { makeFixedWindows } from "./fixedWindows"
 
 /** How many ended windows the in-memory limiter forgets per call at most: more than one, to keep up with bursts. */
-const ENDED_FORGOTTEN_PER_CALL = 8
 
 /** The outcome of counting one event against its limits. */
 export type RateDecision =
@@ -65,48 +65,13 @@ export class RateLimiter extends Context.Service<
 >()("@walletgate/core/RateLimiter") {
   /** Counters in this process's memory: right for one instance, wrong for a fleet (use `@walletgate/redis`). */
   static readonly memory: Layer.Layer<RateLimiter> = Layer.sync(RateLimiter, () => {
-    interface Window {
-      readonly start: number
-      readonly end: number
-      count: number
-    }
-    // Windows stand in the order they began (a key's new window moves it to the end), so the ended ones are at
-    // the front: calls forget a few of them there once the front one has ended, and no call walks the whole map.
-    // A key with a shorter window behind a longer one is forgotten when the longer one ends.
-    const windows = new Map<string, Window>()
-    /** No window can be forgotten before this instant: the front window's end (Infinity when there is none). */
-    let nextForget = Number.POSITIVE_INFINITY
-    const forgetEnded = (now: number) => {
-      if (now < nextForget) return
-      let budget = ENDED_FORGOTTEN_PER_CALL
-      for (const [key, window] of windows) {
-        if (window.end > now) {
-          nextForget = window.end
-          return
-        }
-        // More may have ended: the next call goes on from here.
-        if (budget-- === 0) return
-        windows.delete(key)
-      }
-      nextForget = Number.POSITIVE_INFINITY
-    }
-    const currentWindow = ({ key, windowMs }: RateLimit, now: number): Window => {
-      const start = now - (now % windowMs)
-      let current = windows.get(key)
-      if (current?.start !== start) {
-        if (current !== undefined) windows.delete(key)
-        current = { start, end: start + windowMs, count: 0 }
-        windows.set(key, current)
-        nextForget = Math.min(nextForget, current.end)
-      }
-      return current
-    }
+    const windows = makeFixedWindows()
     return RateLimiter.of({
       consume: (limits, now) =>
         Effect.sync((): RateDecision => {
-          forgetEnded(now)
+          windows.forgetEnded(now)
           if (limits.length > 1) sharedRateScope(limits)
-          const counted = limits.map((limit) => ({ limit, window: currentWindow(limit, now) }))
+          const counted = limits.map((limit) => ({ limit, window: windows.open(limit.key, limit.windowMs, now) }))
           let retryAfterMs = -1
           let refused: Array<string> | undefined
           for (const { limit, window } of counted) {
