@@ -18,7 +18,7 @@ import { SecureRandom } from "../random/SecureRandom"
 const USAGE = `usage:
   walletgate keys create --network <slug> [--network …] --account <address> [--account …] [--mode live|test]
   walletgate keys list
-  walletgate keys revoke <key id>
+  walletgate keys revoke <key id>     (an id that begins with "-": walletgate keys revoke -- <key id>)
   walletgate providers check <file>   (a JSON array of { name, issuer, audience, jwksUrl, algorithms, subjectClaim? },
                                        as WALLETGATE_IDENTITY_PROVIDERS holds it)
 options:

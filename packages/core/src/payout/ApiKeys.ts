@@ -126,7 +126,9 @@ export interface NewApiKey {
 export const makeApiKey = Effect.fnUntraced(function* (options: NewApiKey) {
   const random = yield* SecureRandom
   const now = yield* Clock.currentTimeMillis
-  const body = Buffer.from(yield* random.bytes(33)).toString("base64url")
+  // An id that began with "-" would read as an option on a command line (`walletgate keys revoke -x…`): draw again.
+  let body = Buffer.from(yield* random.bytes(33)).toString("base64url")
+  while (body.startsWith("-")) body = Buffer.from(yield* random.bytes(33)).toString("base64url")
   const key = `wg_${options.mode}_${body}`
   const record: ApiKeyRecord = {
     id: body.slice(0, 12),

@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { apiKeyFileStore, embeddedPorts, makeGateway } from "@walletgate/core"
-import { Layer } from "effect"
+import { apiKeyFileStore, embeddedPorts, makeApiKey, makeGateway, SecureRandom } from "@walletgate/core"
+import { Effect, Layer } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 
 // The CLI as operators run it: the built bin of @walletgate/core (`npm test` builds before testing).
@@ -17,7 +17,7 @@ const walletgate = (...args: Array<string>) => {
   try {
     return {
       status: 0,
-      output: execFileSync(process.execPath, [cli, ...args, "--file", file], { encoding: "utf8", stdio: "pipe" })
+      output: execFileSync(process.execPath, [cli, "--file", file, ...args], { encoding: "utf8", stdio: "pipe" })
     }
   } catch (error) {
     const failed = error as { status: number; stderr: string }
@@ -58,6 +58,35 @@ describe("walletgate keys (CLI)", () => {
     expect(((await (await pay()).json()) as { code: string }).code).toBe("invalid_api_key")
     expect(walletgate("keys", "revoke", id)).toMatchObject({ status: 1 })
     await gateway.dispose()
+  })
+
+  it('revokes a key whose id begins with "-" after `--` (ids made today never begin with it)', () => {
+    const record = {
+      id: "-dashFirst01",
+      mode: "test",
+      hash: "0".repeat(64),
+      networks: ["anvil"],
+      accounts: [ACCOUNT.toLowerCase()],
+      createdAt: 0
+    }
+    const before = JSON.parse(readFileSync(file, "utf8")) as Array<unknown>
+    writeFileSync(file, JSON.stringify([...before, record]))
+    expect(walletgate("keys", "revoke", "--", record.id)).toMatchObject({ status: 0 })
+    expect(walletgate("keys", "list").output).toMatch(/-dashFirst01 {2}test {2}revoked/)
+  })
+
+  it('never makes a key id that begins with "-": a draw that would is drawn again', () => {
+    // 0xf8 bytes encode as base64url "-" first; the second draw (zeros) does not.
+    const draws = [new Uint8Array(33).fill(0xf8), new Uint8Array(33)]
+    const random = Layer.succeed(
+      SecureRandom,
+      SecureRandom.of({ bytes: () => Effect.sync(() => draws.shift() ?? new Uint8Array(33)) })
+    )
+    const made = Effect.runSync(
+      makeApiKey({ mode: "test", networks: ["anvil"], accounts: [ACCOUNT] }).pipe(Effect.provide(random))
+    )
+    expect(made.record.id).toBe("AAAAAAAAAAAA")
+    expect(draws).toEqual([])
   })
 
   it("refuses bad input with a message and exit code 1", () => {
