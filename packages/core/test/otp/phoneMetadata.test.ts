@@ -9,8 +9,14 @@ import { defaultPhoneRegions, makeParsePhone, type PhoneRegion, parsePhone } fro
 // The rules of parsePhone over libphonenumber-js's full metadata: what sign-in used before the slice.
 const parseWithFullMetadata = makeParsePhone((e164) => parsePhoneNumberFromString(e164))
 
+// The number accepted, or the reason it is refused: the reason is the answer's `detail`, so it must not move either.
 const outcome = (parse: typeof parsePhone, input: string, regions: ReadonlyArray<PhoneRegion>) =>
-  Exit.isSuccess(Effect.runSyncExit(parse(input, regions)))
+  Effect.runSync(
+    parse(input, regions).pipe(
+      Effect.map(String),
+      Effect.catch((error) => Effect.succeed(`refused: ${error.reason}`))
+    )
+  )
 
 // Area codes of the +1 countries that walletgate refuses (Jamaica, the Dominican Republic, the Bahamas, Bermuda,
 // Trinidad, the Caymans, Sint Maarten…) beside ones of the accepted regions, so that random numbers reach both.
@@ -32,7 +38,7 @@ const plusOne = fc.tuple(area, exchange, digits(4)).map(([a, e, l]) => `+1${a}${
 const regions = fc.subarray([...defaultPhoneRegions], { minLength: 1 })
 
 describe("phone metadata slice", () => {
-  it("accepts and refuses every random +1 number as the full metadata does, for any set of regions", () => {
+  it("accepts and refuses every random +1 number as the full metadata does, for the same reason, for any set of regions", () => {
     fc.assert(
       fc.property(plusOne, regions, (input, allowed) => {
         expect(outcome(parsePhone, input, allowed)).toBe(outcome(parseWithFullMetadata, input, allowed))
