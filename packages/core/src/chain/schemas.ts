@@ -1,9 +1,16 @@
 import * as Schema from "effect/Schema"
 import { isAddress } from "viem"
 
+/** `0x` and 40 hex digits, in one case (EIP-55's unchecksummed forms: all lower or all upper) or checksummed. */
+const isAddressText = (value: string): boolean => {
+  if (!/^0x[0-9a-fA-F]{40}$/.test(value)) return false
+  const digits = value.slice(2)
+  return digits === digits.toLowerCase() || digits === digits.toUpperCase() || isAddress(value, { strict: true })
+}
+
 /** An EVM address: `0x` and 40 hex digits; mixed case must carry a valid EIP-55 checksum. */
 export const AddressString = Schema.String.check(
-  Schema.makeFilter((value: string) => isAddress(value, { strict: true }), {
+  Schema.makeFilter(isAddressText, {
     message: "Expected an address (mixed case must carry a valid EIP-55 checksum)"
   })
 )

@@ -18,6 +18,7 @@ import type { ApiKeyRecord } from "./ApiKeys"
 import { AutomationAccounts, NATIVE_ASSET, type PayoutPlan } from "./accounts"
 import {
   AccountNotFound,
+  AssetNotAToken,
   InsufficientBalance,
   NoPayoutPlan,
   NothingToDisperse,
@@ -49,6 +50,7 @@ type PayoutError =
   | NoPayoutPlan
   | NothingToDisperse
   | InsufficientBalance
+  | AssetNotAToken
   | CallReverted
   | GasCeilingExceeded
   | GasBudgetExhausted
@@ -110,13 +112,21 @@ export class Payouts extends Context.Service<
       const balanceOf = (network: Network, account: Address, asset: Address) =>
         asset === NATIVE_ASSET
           ? rpc(network, "getBalance", () => network.publicClient.getBalance({ address: account }))
-          : rpc(network, "balanceOf", () =>
-              network.publicClient.readContract({
-                address: asset,
-                abi: testTokenArtifact.abi,
-                functionName: "balanceOf",
-                args: [account]
-              })
+          : // An address without code answers every call with empty data, which would read as a node fault (503):
+            // it is the caller's mistake, so it is looked for first and refused before anything is sent.
+            rpc(network, "getCode", () => network.publicClient.getCode({ address: asset })).pipe(
+              Effect.flatMap((code) =>
+                code === undefined || code === "0x"
+                  ? Effect.fail(new AssetNotAToken({ asset }))
+                  : rpc(network, "balanceOf", () =>
+                      network.publicClient.readContract({
+                        address: asset,
+                        abi: testTokenArtifact.abi,
+                        functionName: "balanceOf",
+                        args: [account]
+                      })
+                    )
+              )
             )
 
       const planTransfers = Effect.fnUntraced(function* (network: Network, account: Address, plan: PayoutPlan) {

@@ -28,6 +28,11 @@ export class InsufficientBalance extends Schema.TaggedError<InsufficientBalance>
   available: Schema.String
 }) {}
 
+/** An asset address with no contract code: not a token, the caller's mistake. Answered 422 `asset_not_a_token`. */
+export class AssetNotAToken extends Schema.TaggedError<AssetNotAToken>()("AssetNotAToken", {
+  asset: Schema.String
+}) {}
+
 /** No payout with this id for this account. Answered 404 `payout_not_found`. */
 export class PayoutNotFound extends Schema.TaggedError<PayoutNotFound>()("PayoutNotFound", {}) {}
 
@@ -39,6 +44,7 @@ export type PayoutError =
   | NoPayoutPlan
   | NothingToDisperse
   | InsufficientBalance
+  | AssetNotAToken
   | PayoutNotFound
 
 /** How the automation interface's errors are answered. */
@@ -80,6 +86,14 @@ export const payoutProblems: ProblemSlice<PayoutError> = {
     title: "Insufficient balance",
     detail: (e) => `The payout needs ${e.requested} of ${e.asset}; the account holds ${e.available}.`,
     extensions: (e) => ({ asset: e.asset, requested: e.requested, available: e.available })
+  },
+  AssetNotAToken: {
+    status: 422,
+    code: "asset_not_a_token",
+    title: "Asset is not a token",
+    detail: (e) =>
+      `${e.asset} has no contract code on this network: name the zero address for the native coin, or a token contract. Nothing was sent.`,
+    extensions: (e) => ({ asset: e.asset })
   },
   PayoutNotFound: {
     status: 404,

@@ -208,6 +208,19 @@ const keptFor = <K, A, E>(
         (cache) => (key: K) => Cache.get(cache, key)
       )
 
+/** USD values are rounded to micro-dollars (USDC's precision): dust is worth fractions of a cent. */
+const USD_DECIMALS = 6
+
+/** ETH values are rounded to wei. */
+const ETH_DECIMALS = 18
+
+/**
+ * `value` as a JSON number rounded to `decimals` places and to 15 significant digits (what a double holds
+ * exactly as decimal), so an answer never prints binary float noise such as `0.49724999999999997`.
+ */
+const roundedNumber = (value: number, decimals: number): number =>
+  Number(Number(value.toFixed(Math.min(Math.max(decimals, 0), 100))).toPrecision(15))
+
 /** An ISO 8601 UTC timestamp of a Unix time in seconds. */
 const iso = (seconds: number): string => DateTime.formatIso(DateTime.makeUnsafe(seconds * 1000))
 
@@ -237,13 +250,18 @@ const tokenEntry = (
   const kept = (10_000 - quote.feeBps) / 10_000
   return {
     token: { symbol, contract_address: token.address, status },
-    balance: { amount, asset_type: symbol, usd_value: usd, eth_value: eth },
+    balance: {
+      amount: roundedNumber(amount, decimals),
+      asset_type: symbol,
+      usd_value: usd === null ? null : roundedNumber(usd, USD_DECIMALS),
+      eth_value: eth === null ? null : roundedNumber(eth, ETH_DECIMALS)
+    },
     quote_rate: quote.price ?? null,
     last_transferred_at: quote.lastTransfer === undefined ? null : iso(quote.lastTransfer),
     sweeping_value:
       status === "unsupported" || usd === null || eth === null
         ? { usd: 0, eth: 0 }
-        : { usd: usd * kept, eth: eth * kept }
+        : { usd: roundedNumber(usd * kept, USD_DECIMALS), eth: roundedNumber(eth * kept, ETH_DECIMALS) }
   }
 }
 
@@ -256,7 +274,12 @@ const nativeEntry = (network: Network, wei: bigint, ethPrice: number): Portfolio
   const amount = Number(formatEther(wei))
   return {
     token: { symbol, contract_address: zeroAddress, status: "unsupported" },
-    balance: { amount, asset_type: symbol, usd_value: amount * ethPrice, eth_value: amount },
+    balance: {
+      amount: roundedNumber(amount, ETH_DECIMALS),
+      asset_type: symbol,
+      usd_value: roundedNumber(amount * ethPrice, USD_DECIMALS),
+      eth_value: roundedNumber(amount, ETH_DECIMALS)
+    },
     quote_rate: ethPrice,
     last_transferred_at: null,
     sweeping_value: { usd: 0, eth: 0 }
@@ -271,7 +294,10 @@ const pastOrder = (sweep: IndexedSweep): PastOrder => {
     time: iso(sweep.time),
     erc20: { symbol: sweep.symbol, address: sweep.token, amount: formatUnits(sweep.amount, sweep.decimals) },
     hash: sweep.tx,
-    value: { eth: formatEther(received), usd: Number(formatEther(received)) * sweep.ethPrice },
+    value: {
+      eth: formatEther(received),
+      usd: roundedNumber(Number(formatEther(received)) * sweep.ethPrice, USD_DECIMALS)
+    },
     ethPrice: sweep.ethPrice
   }
 }

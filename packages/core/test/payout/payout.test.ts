@@ -170,6 +170,29 @@ describe("payout disperse on a real anvil", () => {
     expect(paid.body.remainder).toEqual([])
   })
 
+  it("refuses an asset address without contract code as 422 asset_not_a_token, and sends nothing", async () => {
+    const dave = freshAddress()
+    const notAToken = freshAddress()
+    const refused = await disperse("explicit", {
+      assets: [zeroAddress, notAToken],
+      amounts: ["1000", "1"],
+      recipients: [dave, dave]
+    })
+    expect(refused.status).toBe(422)
+    expect(refused.headers.get("retry-after")).toBeNull()
+    expect(refused.body).toMatchObject({ code: "asset_not_a_token", asset: notAToken })
+    expect(await balance(dave)).toBe(0n)
+  })
+
+  it("takes an all-uppercase address as it takes an all-lowercase one", async () => {
+    const dave = freshAddress()
+    const upper = `0x${dave.slice(2).toUpperCase()}`
+    const paid = await disperse("explicit", { assets: [zeroAddress], amounts: ["7"], recipients: [upper] })
+    expect(paid.status).toBe(200)
+    expect((await mined(paid)).status).toBe("success")
+    expect(await balance(dave)).toBe(7n)
+  })
+
   it("runs one payout for 20 concurrent requests without a key; the others find nothing to disperse", async () => {
     const before = await balance(alice)
     const answers = await Promise.all(Array.from({ length: 20 }, () => disperse("race")))

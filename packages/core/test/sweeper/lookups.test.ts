@@ -9,7 +9,6 @@ const DECIMALS: Record<Symbol, number> = { DUST: 18, USDX: 6, NOPR: 18, IDLE: 8,
 /** The hand arithmetic below uses these: ETH at $2 000 and the local sweeper's fee of 250 bps (2.5 %). */
 const ETH_USD = 2000
 const KEPT = (10_000 - 250) / 10_000
-const close = (value: number) => expect.closeTo(value, 12)
 
 describe("dust-sweeping lookups on a real anvil", () => {
   let chain: SweeperChain
@@ -71,7 +70,7 @@ describe("dust-sweeping lookups on a real anvil", () => {
     // ETH is not on the token list (sweeps pay in it): unsupported, nothing to receive. 0.75 × 2 000 = 1 500.
     expect(entry(body, "ETH")).toEqual({
       token: { symbol: "ETH", contract_address: zeroAddress, status: "unsupported" },
-      balance: { amount: 0.75, asset_type: "ETH", usd_value: close(1500), eth_value: close(0.75) },
+      balance: { amount: 0.75, asset_type: "ETH", usd_value: 1500, eth_value: 0.75 },
       quote_rate: ETH_USD,
       last_transferred_at: null,
       sweeping_value: { usd: 0, eth: 0 }
@@ -79,17 +78,17 @@ describe("dust-sweeping lookups on a real anvil", () => {
     // No allowance: sweepable. 12.5 × $0.08 = $1; / 2 000 = 0.0005 ETH; less 2.5 %: $0.975, 0.0004875 ETH.
     expect(entry(body, "DUST")).toMatchObject({
       token: { symbol: "DUST", contract_address: token.DUST, status: "sweepable" },
-      balance: { amount: 12.5, asset_type: "DUST", usd_value: close(1), eth_value: close(0.0005) },
+      balance: { amount: 12.5, asset_type: "DUST", usd_value: 1, eth_value: 0.0005 },
       quote_rate: 0.08,
-      sweeping_value: { usd: close(0.975), eth: close(0.0004875) }
+      sweeping_value: { usd: 0.975, eth: 0.0004875 }
     })
     expect(1 * KEPT).toBeCloseTo(0.975, 12)
     // An allowance of 1 below a balance of 3.25: sweepable. $3.25; 0.001625 ETH; less 2.5 %: $3.16875, 0.001584375.
     expect(entry(body, "USDX")).toMatchObject({
       token: { status: "sweepable" },
-      balance: { amount: 3.25, usd_value: close(3.25), eth_value: close(0.001625) },
+      balance: { amount: 3.25, usd_value: 3.25, eth_value: 0.001625 },
       quote_rate: 1,
-      sweeping_value: { usd: close(3.16875), eth: close(0.001584375) }
+      sweeping_value: { usd: 3.16875, eth: 0.001584375 }
     })
     // Listed but without a price: unsupported, no value known, nothing to receive.
     expect(entry(body, "NOPR")).toMatchObject({
@@ -101,9 +100,29 @@ describe("dust-sweeping lookups on a real anvil", () => {
     // An unlimited allowance covers the balance: approved. 4 × $2 = $8; 0.004 ETH; less 2.5 %: $7.8, 0.0039 ETH.
     expect(entry(body, "APPR")).toMatchObject({
       token: { status: "approved" },
-      balance: { amount: 4, usd_value: close(8), eth_value: close(0.004) },
-      sweeping_value: { usd: close(7.8), eth: close(0.0039) }
+      balance: { amount: 4, usd_value: 8, eth_value: 0.004 },
+      sweeping_value: { usd: 7.8, eth: 0.0039 }
     })
+  })
+
+  it("answers money as JSON numbers without float noise: 3.25 × $1 less 2.5 % is 3.16875, not 3.1687499999999997", async () => {
+    const answer = await wallet()
+    // The text, not the parsed value: noise shows in what the client reads.
+    const text = JSON.stringify(answer.body)
+    expect(text).not.toMatch(/\d\.\d*(?:0000000|9999999)\d/)
+    expect(entry(answer.body, "USDX")).toMatchObject({ sweeping_value: { usd: 3.16875, eth: 0.001584375 } })
+  })
+
+  it("takes an all-uppercase address like an all-lowercase one, and refuses a mixed case with a wrong checksum", async () => {
+    const upper = await api.get(`/api/0x${holder.address.slice(2).toUpperCase()}`)
+    expect(upper.status).toBe(200)
+    expect((upper.body as { address: string }).address).toBe(holder.address)
+    // The checksummed form with one letter's case flipped: mixed case, wrong checksum.
+    const at = holder.address.slice(2).search(/[a-fA-F]/) + 2
+    const letter = holder.address.charAt(at)
+    const flipped = letter === letter.toUpperCase() ? letter.toLowerCase() : letter.toUpperCase()
+    const mixed = await api.get(`/api/${holder.address.slice(0, at)}${flipped}${holder.address.slice(at + 1)}`)
+    expect(mixed.status).toBe(400)
   })
 
   it("an order appears on approval and moves to the past orders on sweep", async () => {
@@ -143,7 +162,7 @@ describe("dust-sweeping lookups on a real anvil", () => {
         erc20: { symbol: "DUST", address: token.DUST, amount: "12.5" },
         hash: swept.transactionHash,
         // 0.004875 ETH × $2 000 = $9.75.
-        value: { eth: "0.004875", usd: close(9.75) },
+        value: { eth: "0.004875", usd: 9.75 },
         ethPrice: ETH_USD
       }
     ])
