@@ -115,17 +115,18 @@ export class Payouts extends Context.Service<
           : // An address without code answers every call with empty data, which would read as a node fault (503):
             // it is the caller's mistake, so it is looked for first and refused before anything is sent.
             rpc(network, "getCode", () => network.publicClient.getCode({ address: asset })).pipe(
-              Effect.flatMap((code): Effect.Effect<bigint, ChainUnavailable | AssetNotAToken> =>
-                code === undefined || code === "0x"
-                  ? Effect.fail(new AssetNotAToken({ asset }))
-                  : rpc(network, "balanceOf", () =>
-                      network.publicClient.readContract({
-                        address: asset,
-                        abi: testTokenArtifact.abi,
-                        functionName: "balanceOf",
-                        args: [account]
-                      })
-                    )
+              Effect.flatMap(
+                (code): Effect.Effect<bigint, ChainUnavailable | AssetNotAToken> =>
+                  code === undefined || code === "0x"
+                    ? Effect.fail(new AssetNotAToken({ asset }))
+                    : rpc(network, "balanceOf", () =>
+                        network.publicClient.readContract({
+                          address: asset,
+                          abi: testTokenArtifact.abi,
+                          functionName: "balanceOf",
+                          args: [account]
+                        })
+                      )
               )
             )
 
