@@ -6,7 +6,18 @@ const src = (path: string) => fileURLToPath(new URL(path, import.meta.url))
 export default defineConfig({
   resolve: {
     alias: [
+      { find: /^@walletgate\/core\/otp$/, replacement: src("./packages/core/src/otp/index.ts") },
+      { find: /^@walletgate\/core\/auth$/, replacement: src("./packages/core/src/auth/index.ts") },
+      { find: /^@walletgate\/core\/state$/, replacement: src("./packages/core/src/state/index.ts") },
+      { find: /^@walletgate\/core\/chain$/, replacement: src("./packages/core/src/chain/index.ts") },
+      { find: /^@walletgate\/core\/kernel$/, replacement: src("./packages/core/src/kernel/index.ts") },
+      { find: /^@walletgate\/core\/payout$/, replacement: src("./packages/core/src/payout/index.ts") },
+      { find: /^@walletgate\/core\/sweeper$/, replacement: src("./packages/core/src/sweeper/index.ts") },
+      { find: /^@walletgate\/core\/config$/, replacement: src("./packages/core/src/config/index.ts") },
+      { find: /^@walletgate\/core\/adapter$/, replacement: src("./packages/core/src/http/adapter.ts") },
+      { find: /^@walletgate\/core\/devnet$/, replacement: src("./packages/core/src/devnet/index.ts") },
       { find: /^@walletgate\/core\/testing$/, replacement: src("./packages/core/src/testing/index.ts") },
+      { find: /^@walletgate\/core\/compose$/, replacement: src("./packages/core/src/compose.ts") },
       { find: /^@walletgate\/core$/, replacement: src("./packages/core/src/index.ts") },
       { find: /^@walletgate\/express$/, replacement: src("./packages/adapter-express/src/index.ts") },
       { find: /^@walletgate\/koa$/, replacement: src("./packages/adapter-koa/src/index.ts") },

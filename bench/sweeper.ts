@@ -5,17 +5,14 @@
 // and the latency is measured on another gateway that reads the node directly (no proxy hop): SAMPLES
 // lookups after a warm-up, median and p95. Mining the new block is not timed.
 import { mkdirSync, writeFileSync } from "node:fs"
+import { embeddedPorts, type Gateway, makeGateway, type SweeperOptions } from "@walletgate/core"
 import {
   anvilMnemonic,
   deployTestToken,
-  embeddedPorts,
-  type Gateway,
   type LocalNetwork,
-  makeGateway,
-  type SweeperOptions,
   startLocalNetwork,
   testTokenArtifact
-} from "@walletgate/core"
+} from "@walletgate/core/devnet"
 import { type Address, createWalletClient, http, parseEther, toHex } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
 import { startRpcCounter } from "../packages/core/test/sweeper/rpcCounter.ts"

@@ -8,25 +8,19 @@ import { createServer, type Server } from "node:http"
 import {
   ApiKeyStore,
   type App,
-  type AutomationAccount,
   AutomationAccounts,
-  accountSalt,
-  anvilDevKey,
-  automationIdentity,
   ClientStore,
-  deriveOwnerKey,
   embeddedPorts,
   type Gateway,
   type GatewayPorts,
-  hashClientSecret,
-  type LocalNetwork,
-  makeApiKey,
   makeGateway,
-  predictAccountAddress,
   SecureRandom,
-  SmsSender,
-  startLocalNetwork
+  SmsSender
 } from "@walletgate/core"
+import { hashClientSecret } from "@walletgate/core/auth"
+import { accountSalt, automationIdentity, deriveOwnerKey } from "@walletgate/core/chain"
+import { anvilDevKey, type LocalNetwork, predictAccountAddress, startLocalNetwork } from "@walletgate/core/devnet"
+import { type AutomationAccount, makeApiKey } from "@walletgate/core/payout"
 import { RedisStores } from "@walletgate/redis"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -1,18 +1,14 @@
 // The servers bench/http.ts compares. Each runs alone in a child process (bench/http/serve.ts) on 127.0.0.1
 // and a free port, so that the load generator in the parent never shares its event loop.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import { embeddedPorts, type Gateway, type GatewayRequest, makeGateway, SmsSender } from "@walletgate/core"
 import {
-  embeddedPorts,
-  type Gateway,
-  type GatewayRequest,
   handleReadingBody,
-  makeGateway,
   methodTakesBody,
   readBodyWithin,
   readRequestBody,
-  SmsSender,
   singleValuedHeaders
-} from "@walletgate/core"
+} from "@walletgate/core/adapter"
 import { walletgate as expressWalletgate } from "@walletgate/express"
 import { walletgate as koaWalletgate } from "@walletgate/koa"
 import * as Layer from "effect/Layer"

@@ -5,7 +5,8 @@
 // answer n more requests and print `done`, so that bench/instructions.ts, outside valgrind, reads the counter
 // between windows; it exits when its stdin closes.
 import { createInterface } from "node:readline"
-import { type Gateway, type GatewayRequest, readBodyWithin } from "@walletgate/core"
+import type { Gateway, GatewayRequest } from "@walletgate/core"
+import { readBodyWithin } from "@walletgate/core/adapter"
 import { BARE_BODY_LIMIT, bareServer } from "../http/bare.ts"
 import { JWKS_PATH, MISSING_PATH, type Reference, SIGN_IN_PATH, signInBody } from "../http/requests.ts"
 import { benchGateway } from "../http/targets.ts"

@@ -1,7 +1,8 @@
 // walletgate as one AWS Lambda function. This module runs once per container, at cold start: the gateway
 // and its layers are built here, so warm invocations pay nothing for setup. `handler` answers API Gateway
 // (REST and HTTP API), ALB and function URL events alike.
-import { embeddedPorts, makeGateway, SigningKeys, smsSenderFromEnv } from "@walletgate/core"
+import { embeddedPorts, makeGateway, SigningKeys } from "@walletgate/core"
+import { smsSenderFromEnv } from "@walletgate/core/config"
 import { createHandler } from "@walletgate/lambda"
 import * as Layer from "effect/Layer"
 

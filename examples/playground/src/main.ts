@@ -5,29 +5,31 @@ import { randomBytes } from "node:crypto"
 import {
   ApiKeyStore,
   AutomationAccounts,
-  accountSalt,
-  anvilDevKey,
-  automationIdentity,
   ClientStore,
-  deployTestToken,
-  deriveOwnerKey,
   embeddedPorts,
-  hashClientSecret,
-  hostFromEnv,
   IdentityProviders,
-  identityProvidersFromEnv,
-  makeApiKey,
   makeGateway,
+  SecureRandom
+} from "@walletgate/core"
+import { hashClientSecret } from "@walletgate/core/auth"
+import { accountSalt, automationIdentity, deriveOwnerKey } from "@walletgate/core/chain"
+import {
+  hostFromEnv,
+  identityProvidersFromEnv,
   masterSecretFromEnv,
   operatorTokenFromEnv,
   portFromEnv,
+  smsSenderFromEnv
+} from "@walletgate/core/config"
+import {
+  anvilDevKey,
+  deployTestToken,
   predictAccountAddress,
-  SecureRandom,
-  smsSenderFromEnv,
   startLocalNetwork,
   sweeperArtifact,
   testTokenArtifact
-} from "@walletgate/core"
+} from "@walletgate/core/devnet"
+import { makeApiKey } from "@walletgate/core/payout"
 import { walletgate } from "@walletgate/express"
 import { RedisStores } from "@walletgate/redis"
 import { Config, Effect, Layer, Option, Redacted } from "effect"

@@ -1,13 +1,12 @@
+import type { RateLimited, StoreUnavailable } from "@walletgate/core"
 import {
   type ChallengeRequired,
   type CodeSent,
   type InvalidPhone,
   type OtpInvalid,
   PhoneSignIn,
-  type RateLimited,
-  type SmsDeliveryFailed,
-  type StoreUnavailable
-} from "@walletgate/core"
+  type SmsDeliveryFailed
+} from "@walletgate/core/otp"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"

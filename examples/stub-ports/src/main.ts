@@ -1,6 +1,7 @@
 // The app's sign-in use case, run once in process (no HTTP): walletgate's embedded ports, a test phone
 // whose code is fixed, and the app's in-memory profiles. `node src/main.ts`
-import { embeddedPorts, PhoneSignIn } from "@walletgate/core"
+import { embeddedPorts } from "@walletgate/core"
+import { PhoneSignIn } from "@walletgate/core/otp"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Onboarding, Profiles } from "./Onboarding.ts"

@@ -2,12 +2,12 @@ import {
   OtpPolicy,
   type OtpPolicyOptions,
   OtpStore,
-  PhoneSignIn,
   RateLimiter,
   SecureRandom,
   SigningKeys,
   UserStore
 } from "@walletgate/core"
+import { PhoneSignIn } from "@walletgate/core/otp"
 import { SmsOutbox } from "@walletgate/core/testing"
 import { Effect, Layer } from "effect"
 import { Onboarding, Profiles } from "../src/Onboarding.ts"

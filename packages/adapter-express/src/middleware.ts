@@ -5,7 +5,7 @@ import {
   handleReadingBody,
   pathBelow,
   singleValuedHeaders
-} from "@walletgate/core"
+} from "@walletgate/core/adapter"
 import type { NextFunction, Request, RequestHandler, Response } from "express"
 
 /**

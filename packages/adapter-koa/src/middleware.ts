@@ -6,7 +6,7 @@ import {
   handleReadingBody,
   pathBelow,
   singleValuedHeaders
-} from "@walletgate/core"
+} from "@walletgate/core/adapter"
 
 /**
  * The part of a Koa 3 `Context` the middleware reads and writes. Declared here, structurally, so

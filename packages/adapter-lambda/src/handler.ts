@@ -1,4 +1,4 @@
-import { type Gateway, type GatewayRequest, internalFailure, refusal, UnsupportedEvent } from "@walletgate/core"
+import { type Gateway, type GatewayRequest, internalFailure, refusal, UnsupportedEvent } from "@walletgate/core/adapter"
 import type { LambdaContext, LambdaHttpEvent, LambdaHttpResult } from "./events"
 import { processorOf } from "./kind"
 import { restApiResult } from "./restApi"

@@ -1,4 +1,4 @@
-import { pathBelow } from "@walletgate/core"
+import { pathBelow } from "@walletgate/core/adapter"
 import type { HttpApiEvent } from "./events"
 import {
   encodePath,

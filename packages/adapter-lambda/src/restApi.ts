@@ -1,4 +1,4 @@
-import type { GatewayResponse } from "@walletgate/core"
+import type { GatewayResponse } from "@walletgate/core/adapter"
 import type { LambdaHttpResult, RestApiEvent } from "./events"
 import {
   encodePath,

@@ -1,4 +1,4 @@
-import type { GatewayRequest, GatewayResponse, HeaderValue, ResponseHeaders } from "@walletgate/core"
+import type { GatewayRequest, GatewayResponse, HeaderValue, ResponseHeaders } from "@walletgate/core/adapter"
 import type { LambdaHttpResult, MultiValues, RestApiEvent, SingleValues } from "./events"
 
 /** What every event processor is handed besides its event. */

@@ -1,5 +1,6 @@
-import type { GatewayRequest, ResponseHeaders } from "@walletgate/core"
-import { internalErrorDocument } from "@walletgate/core"
+import type { GatewayRequest } from "@walletgate/core"
+import type { ResponseHeaders } from "@walletgate/core/adapter"
+import { internalErrorDocument } from "@walletgate/core/adapter"
 import { type EchoGateway, echoGateway } from "@walletgate/core/testing"
 import { createHandler, type LambdaHandlerOptions, type LambdaHttpEvent } from "@walletgate/lambda"
 import type { ALBHandler, APIGatewayProxyHandler, APIGatewayProxyHandlerV2, LambdaFunctionURLHandler } from "aws-lambda"

@@ -2,25 +2,22 @@ import {
   AccountLocks,
   ApiKeyStore,
   AutomationAccounts,
-  accountSalt,
-  automationIdentity,
   ClientStore,
-  deriveOwnerKey,
   embeddedPorts,
   GasLedger,
-  hashApiKey,
   IdempotencyStore,
   makeGateway,
   OtpStore,
   PhoneE164,
-  predictAccountAddress,
   RateLimiter,
   StoreUnavailable,
-  startLocalNetwork,
   TransactionLog,
   UserId,
   UserStore
 } from "@walletgate/core"
+import { accountSalt, automationIdentity, deriveOwnerKey } from "@walletgate/core/chain"
+import { predictAccountAddress, startLocalNetwork } from "@walletgate/core/devnet"
+import { hashApiKey } from "@walletgate/core/payout"
 import { SmsOutbox } from "@walletgate/core/testing"
 import { type RedisStorePorts, RedisStores } from "@walletgate/redis"
 import { Effect, Fiber, Layer, Logger, ManagedRuntime } from "effect"

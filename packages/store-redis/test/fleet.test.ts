@@ -1,19 +1,8 @@
 import { generateKeyPairSync } from "node:crypto"
-import {
-  accountSalt,
-  anvilDevKey,
-  ClientStore,
-  deriveOwnerKey,
-  embeddedPorts,
-  hashClientSecret,
-  type LocalNetwork,
-  makeGateway,
-  type OtpPolicyOptions,
-  predictAccountAddress,
-  SigningKeys,
-  startLocalNetwork,
-  testUserIdentity
-} from "@walletgate/core"
+import { ClientStore, embeddedPorts, makeGateway, type OtpPolicyOptions, SigningKeys } from "@walletgate/core"
+import { hashClientSecret } from "@walletgate/core/auth"
+import { accountSalt, deriveOwnerKey, testUserIdentity } from "@walletgate/core/chain"
+import { anvilDevKey, type LocalNetwork, predictAccountAddress, startLocalNetwork } from "@walletgate/core/devnet"
 import { SmsOutbox } from "@walletgate/core/testing"
 import { RedisStores } from "@walletgate/redis"
 import { Layer, ManagedRuntime } from "effect"

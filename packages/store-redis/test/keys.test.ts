@@ -1,6 +1,5 @@
 import {
   AccountLocks,
-  type ApiKeyRecord,
   ApiKeyStore,
   AutomationAccounts,
   ClientStore,
@@ -10,10 +9,11 @@ import {
   PhoneE164,
   RateLimiter,
   TransactionLog,
-  type TxRecord,
   UserId,
   UserStore
 } from "@walletgate/core"
+import type { ApiKeyRecord } from "@walletgate/core/payout"
+import type { TxRecord } from "@walletgate/core/state"
 import { type RedisStorePorts, RedisStores } from "@walletgate/redis"
 import { Effect, ManagedRuntime } from "effect"
 import { Redis } from "ioredis"

@@ -1,4 +1,37 @@
-export * from "./conformance"
-export * from "./echoGateway"
-export * from "./ports/index"
-export * from "./SmsOutbox"
+// `@walletgate/core/testing`: the conformance suite every adapter runs, the contract suites every port
+// implementation runs, and the SMS outbox tests read codes from.
+export {
+  allConformanceCases,
+  CONFORMANCE_API_KEY,
+  CONFORMANCE_BODY_LIMIT,
+  CONFORMANCE_CLIENT,
+  CONFORMANCE_COOKIES,
+  COOKIES_PATH,
+  type ConformanceCase,
+  type ConformanceGatewayOptions,
+  type ConformanceRequest,
+  type ConformanceResponse,
+  checkConformance,
+  conformanceCases,
+  DECLARED_OVERSIZE,
+  declaredLengthCases,
+  httpDetailCases,
+  makeConformanceGateway,
+  responseOfFetch,
+  runConformance,
+  sendOverHttp,
+  sendOverSocket
+} from "./conformance"
+export { type Echo, type EchoGateway, echoGateway } from "./echoGateway"
+export { accountLocksContract, expiringAccountLocksContract } from "./ports/accountLocks"
+export { apiKeyStoreContract } from "./ports/apiKeyStore"
+export { automationAccountsContract } from "./ports/automationAccounts"
+export { clientStoreContract } from "./ports/clientStore"
+export type { PortContractCase } from "./ports/contract"
+export { gasLedgerContract } from "./ports/gasLedger"
+export { idempotencyStoreContract } from "./ports/idempotencyStore"
+export { otpStoreContract } from "./ports/otpStore"
+export { rateLimiterContract } from "./ports/rateLimiter"
+export { transactionLogContract } from "./ports/transactionLog"
+export { userStoreContract } from "./ports/userStore"
+export { type OutboxMessage, SmsOutbox } from "./SmsOutbox"

@@ -1,16 +1,8 @@
-import {
-  type App,
-  ClientStore,
-  embeddedPorts,
-  IdentityProviders,
-  isGranted,
-  RESERVED_PROVIDER_NAMES,
-  registerApp,
-  SecureRandom,
-  UnknownIdentityProvider
-} from "@walletgate/core"
+import { type App, ClientStore, embeddedPorts, IdentityProviders, SecureRandom } from "@walletgate/core"
+import { isGranted, registerApp, UnknownIdentityProvider } from "@walletgate/core/auth"
 import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
+import { RESERVED_PROVIDER_NAMES } from "../../src/auth/IdentityProviders"
 
 const issuer = (name: string, extra: Record<string, unknown> = {}) => ({
   name,

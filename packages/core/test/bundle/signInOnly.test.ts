@@ -20,6 +20,7 @@ const bundledInputs = async (contents: string): Promise<ReadonlyArray<string>> =
     logLevel: "silent",
     alias: {
       "@walletgate/core": at("../../src/index.ts"),
+      "@walletgate/core/adapter": at("../../src/http/adapter.ts"),
       "@walletgate/lambda": at("../../../adapter-lambda/src/index.ts")
     }
   })
@@ -49,5 +50,67 @@ describe("a Lambda function of phone sign-in alone", () => {
       export const handler = createHandler(makeGateway())
     `)
     expect(inputs.filter((input) => CHAIN_CODE.test(input)).length).toBeGreaterThan(0)
+  })
+})
+
+/**
+ * Bundles `contents` from the built packages (`npm run build`), resolved as an application resolves them: through
+ * their package.json `exports` and `sideEffects`. Answers every input esbuild read (`read`) and those that put
+ * bytes into the bundle (`kept`), and the bundle's size.
+ */
+const bundledFromDist = async (
+  contents: string
+): Promise<{ read: ReadonlyArray<string>; kept: ReadonlyArray<string>; bytes: number }> => {
+  const result = await build({
+    stdin: { contents, resolveDir: at("../../../../examples/lambda"), loader: "ts" },
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    minify: true,
+    write: false,
+    metafile: true,
+    logLevel: "silent"
+  })
+  const outputs = Object.values(result.metafile.outputs)
+  return {
+    read: Object.keys(result.metafile.inputs),
+    kept: outputs.flatMap((output) =>
+      Object.entries(output.inputs).flatMap(([input, { bytesInOutput }]) => (bytesInOutput > 0 ? [input] : []))
+    ),
+    bytes: outputs.reduce((total, output) => total + output.bytes, 0)
+  }
+}
+
+const VIEM = /node_modules\/(viem|ox|abitype|@noble\/curves|@scure)\//
+
+describe("a Lambda function of phone sign-in alone, from the built packages", () => {
+  it("imports no chain module at all through the subpaths (not even one a bundler would drop)", async () => {
+    const { read, kept } = await bundledFromDist(`
+      import { composeGateway } from "@walletgate/core/compose"
+      import { embeddedSignInPorts, phoneSignIn } from "@walletgate/core/otp"
+      import { createHandler } from "@walletgate/lambda"
+      export const handler = createHandler(composeGateway({ modules: [phoneSignIn()], ports: embeddedSignInPorts() }))
+    `)
+    expect(kept.some((input) => input.includes("packages/core/dist/"))).toBe(true)
+    expect(read.filter((input) => VIEM.test(input))).toEqual([])
+  })
+
+  it("bundles no viem from the main entry either: the dist keeps one file per module, and none has side effects", async () => {
+    const { kept } = await bundledFromDist(`
+      import { composeGateway, embeddedSignInPorts, phoneSignIn } from "@walletgate/core"
+      import { createHandler } from "@walletgate/lambda"
+      export const handler = createHandler(composeGateway({ modules: [phoneSignIn()], ports: embeddedSignInPorts() }))
+    `)
+    expect(kept.some((input) => input.includes("packages/core/dist/"))).toBe(true)
+    expect(kept.filter((input) => VIEM.test(input))).toEqual([])
+  })
+
+  it("would hold viem for a gateway of every module (the check can fail)", async () => {
+    const { kept } = await bundledFromDist(`
+      import { makeGateway } from "@walletgate/core"
+      import { createHandler } from "@walletgate/lambda"
+      export const handler = createHandler(makeGateway())
+    `)
+    expect(kept.filter((input) => VIEM.test(input)).length).toBeGreaterThan(0)
   })
 })

@@ -1,4 +1,5 @@
-import { embeddedPorts, type Gateway, makeGateway, readBodyWithin } from "@walletgate/core"
+import { embeddedPorts, type Gateway, makeGateway } from "@walletgate/core"
+import { readBodyWithin } from "@walletgate/core/adapter"
 import {
   type ConformanceRequest,
   makeConformanceGateway,

@@ -1,16 +1,6 @@
 import { PassThrough, Readable } from "node:stream"
-import {
-  embeddedPorts,
-  handleReadingBody,
-  makeGateway,
-  OtpPolicy,
-  OtpStore,
-  readBodyWithin,
-  readRequestBody,
-  SigningKeys,
-  StoreUnavailable,
-  singleValuedHeaders
-} from "@walletgate/core"
+import { embeddedPorts, makeGateway, OtpPolicy, OtpStore, SigningKeys, StoreUnavailable } from "@walletgate/core"
+import { handleReadingBody, readBodyWithin, readRequestBody, singleValuedHeaders } from "@walletgate/core/adapter"
 import { SmsOutbox } from "@walletgate/core/testing"
 import { Effect, Layer, Logger, References } from "effect"
 import { describe, expect, it } from "vitest"

@@ -1,17 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import {
-  ChainUnavailable,
-  IDEMPOTENCY_LEASE_MS,
-  IdempotencyInFlight,
-  IdempotencyStore,
-  idempotent,
-  type LinkedOperation,
-  OperationLink,
-  OutcomeUnknown,
-  StoreUnavailable
-} from "@walletgate/core"
+import { IdempotencyStore, StoreUnavailable } from "@walletgate/core"
+import { ChainUnavailable } from "@walletgate/core/chain"
+import { IdempotencyInFlight, type LinkedOperation, OperationLink } from "@walletgate/core/state"
 import { Deferred, Effect, Exit, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
+import { IDEMPOTENCY_LEASE_MS, idempotent, OutcomeUnknown } from "../../src/http/idempotency"
 
 /** What a route answers (the gateway's `Reply`). */
 interface Reply {

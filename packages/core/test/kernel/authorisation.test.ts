@@ -1,4 +1,4 @@
-import { hashClientSecret } from "@walletgate/core"
+import { hashClientSecret } from "@walletgate/core/auth"
 import { generateKeyPair } from "jose"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshAddress, OTHER_PHONE, startKernelFixture } from "./fixture"

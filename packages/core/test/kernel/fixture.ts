@@ -1,27 +1,29 @@
 import {
-  type AccountIdentity,
-  type ApiKeyRecord,
   type App,
-  type AutomationAccount,
-  accountSalt,
-  anvilMnemonic,
-  automationIdentity,
   ClientStore,
-  deployTestToken,
-  deriveOwnerKey,
   type ExternalIssuerConfig,
   embeddedPorts,
   type Gateway,
-  hashClientSecret,
-  type LocalNetwork,
-  makeGateway,
-  type PayoutPlan,
-  predictAccountAddress,
-  type SpendLimitsOptions,
-  startLocalNetwork,
-  testTokenArtifact,
-  userWalletIdentity
+  makeGateway
 } from "@walletgate/core"
+import { hashClientSecret } from "@walletgate/core/auth"
+import {
+  type AccountIdentity,
+  accountSalt,
+  automationIdentity,
+  deriveOwnerKey,
+  type SpendLimitsOptions,
+  userWalletIdentity
+} from "@walletgate/core/chain"
+import {
+  anvilMnemonic,
+  deployTestToken,
+  type LocalNetwork,
+  predictAccountAddress,
+  startLocalNetwork,
+  testTokenArtifact
+} from "@walletgate/core/devnet"
+import type { ApiKeyRecord, AutomationAccount, PayoutPlan } from "@walletgate/core/payout"
 import type { Logger } from "effect"
 import { Layer } from "effect"
 import {

@@ -1,16 +1,15 @@
 import {
-  ACCOUNT_DOMAIN_TAGS,
   type AccountIdentity,
   accountSalt,
   automationIdentity,
   deriveOwnerKey,
-  encodeAccountIdentity,
   testUserIdentity,
   userWalletIdentity
-} from "@walletgate/core"
+} from "@walletgate/core/chain"
 import fc from "fast-check"
 import { privateKeyToAccount } from "viem/accounts"
 import { describe, expect, it } from "vitest"
+import { ACCOUNT_DOMAIN_TAGS, encodeAccountIdentity } from "../../src/chain/identity"
 
 const MASTER = "identity-tests-master-secret-0123456789abcdef"
 

@@ -1,4 +1,5 @@
-import { testTokenArtifact, testUserIdentity } from "@walletgate/core"
+import { testUserIdentity } from "@walletgate/core/chain"
+import { testTokenArtifact } from "@walletgate/core/devnet"
 import { encodeFunctionData, parseEther } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CLIENT, freshAddress, startKernelFixture } from "./fixture"

@@ -2,19 +2,9 @@
 // server on 127.0.0.1 that the attacking app controls. Each of these attacks moved money on the code before
 // identity namespaces and key domains (alice lost 0.9 of 1 ETH, the payroll account 4.5 of 5 ETH, and
 // `constructor:x` was answered 200).
-import {
-  type App,
-  automationIdentity,
-  ClientStore,
-  embeddedPorts,
-  hashClientSecret,
-  IdentityProviders,
-  registerApp,
-  SecureRandom,
-  testUserIdentity,
-  UnknownIdentityProvider,
-  userWalletIdentity
-} from "@walletgate/core"
+import { type App, ClientStore, embeddedPorts, IdentityProviders, SecureRandom } from "@walletgate/core"
+import { hashClientSecret, registerApp, UnknownIdentityProvider } from "@walletgate/core/auth"
+import { automationIdentity, testUserIdentity, userWalletIdentity } from "@walletgate/core/chain"
 import { Effect, Layer } from "effect"
 import { type Address, type Hash, parseEther } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"

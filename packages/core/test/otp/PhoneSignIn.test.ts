@@ -3,12 +3,12 @@ import {
   OtpPolicy,
   type OtpPolicyOptions,
   OtpStore,
-  PhoneSignIn,
   RateLimiter,
   SecureRandom,
   SigningKeys,
   UserStore
 } from "@walletgate/core"
+import { PhoneSignIn } from "@walletgate/core/otp"
 import { SmsOutbox } from "@walletgate/core/testing"
 import { Effect, Exit, Layer, Logger, References } from "effect"
 import { TestClock } from "effect/testing"

@@ -1,12 +1,6 @@
 import { createHash } from "node:crypto"
-import {
-  embeddedPorts,
-  type Gateway,
-  type GatewayRequest,
-  makeGateway,
-  type OtpPolicyOptions,
-  SignInChallenge
-} from "@walletgate/core"
+import { embeddedPorts, type Gateway, type GatewayRequest, makeGateway, type OtpPolicyOptions } from "@walletgate/core"
+import { SignInChallenge } from "@walletgate/core/otp"
 import { SmsOutbox } from "@walletgate/core/testing"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -3,9 +3,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { apiKeyFileStore, embeddedPorts, makeApiKey, makeGateway, SecureRandom } from "@walletgate/core"
+import { embeddedPorts, makeGateway, SecureRandom } from "@walletgate/core"
+import { apiKeyFileStore } from "@walletgate/core/payout"
 import { Effect, Layer } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
+import { makeApiKey } from "../../src/payout/ApiKeys"
 
 // The CLI as operators run it: the built bin of @walletgate/core (`npm test` builds before testing).
 const cli = fileURLToPath(new URL("../../dist/cli.js", import.meta.url))

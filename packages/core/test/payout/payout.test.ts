@@ -1,7 +1,9 @@
-import { type AutomationAccount, makeApiKey, type NewApiKey, SecureRandom } from "@walletgate/core"
+import { SecureRandom } from "@walletgate/core"
+import type { AutomationAccount, NewApiKey } from "@walletgate/core/payout"
 import { Effect, Logger } from "effect"
 import { type Address, parseEther, zeroAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { makeApiKey } from "../../src/payout/ApiKeys"
 import { freshAddress, startKernelFixture } from "../kernel/fixture"
 
 type Fixture = Awaited<ReturnType<typeof startKernelFixture>>

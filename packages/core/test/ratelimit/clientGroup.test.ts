@@ -1,4 +1,4 @@
-import { clientGroupOf } from "@walletgate/core"
+import { clientGroupOf } from "@walletgate/core/state"
 import { describe, expect, it } from "vitest"
 
 describe("clientGroupOf", () => {

@@ -1,32 +1,28 @@
 import {
   AccountLocks,
-  accountSalt,
-  automationIdentity,
-  BatchRelay,
-  deriveOwnerKey,
   embeddedPorts,
   GasLedger,
   type Gateway,
-  hashApiKey,
   IdempotencyStore,
-  type LocalNetwork,
   makeGateway,
   type NetworkConfig,
   Networks,
   OtpStore,
-  predictAccountAddress,
   SecureRandom,
   SmsSender,
   SpendPolicy,
   StoreUnavailable,
-  startLocalNetwork,
   TransactionLog
 } from "@walletgate/core"
+import { accountSalt, automationIdentity, deriveOwnerKey } from "@walletgate/core/chain"
+import { type LocalNetwork, predictAccountAddress, startLocalNetwork } from "@walletgate/core/devnet"
+import { hashApiKey } from "@walletgate/core/payout"
 import { SmsOutbox } from "@walletgate/core/testing"
 import { Effect, Fiber, Layer, ManagedRuntime } from "effect"
 import { parseEther, zeroAddress } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { BatchRelay } from "../../src/chain/BatchRelay"
 import { startRpcProxy } from "./rpcProxy"
 
 const post = async (gateway: Gateway, path: string, body: unknown, headers: Record<string, string> = {}) => {

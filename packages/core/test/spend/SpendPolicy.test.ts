@@ -1,13 +1,8 @@
-import {
-  GasLedger,
-  liveSpendLimits,
-  resolveSpendLimits,
-  type SpendLimitsOptions,
-  SpendPolicy,
-  testnetSpendLimits
-} from "@walletgate/core"
+import { GasLedger, SpendPolicy } from "@walletgate/core"
+import { liveSpendLimits, type SpendLimitsOptions, testnetSpendLimits } from "@walletgate/core/chain"
 import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
+import { resolveSpendLimits } from "../../src/chain/SpendPolicy"
 
 const network = (spend: SpendLimitsOptions) => ({
   slug: "anvil",

@@ -1,8 +1,12 @@
-import { type ApiKeyRecord, hashClientSecret, makeApiKey, SecureRandom, testUserIdentity } from "@walletgate/core"
+import { SecureRandom } from "@walletgate/core"
+import { hashClientSecret } from "@walletgate/core/auth"
+import { testUserIdentity } from "@walletgate/core/chain"
+import type { ApiKeyRecord } from "@walletgate/core/payout"
 import { Effect } from "effect"
 import { type Address, getAddress, type Hex, parseEther, zeroAddress } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { makeApiKey } from "../../src/payout/ApiKeys"
 import { CLIENT, freshAddress, startKernelFixture } from "../kernel/fixture"
 
 // Finding 3 of issue 20: the relayer paid the gas of any batch and any payout, with no ceiling and no budget.

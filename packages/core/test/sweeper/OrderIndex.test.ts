@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { type IndexBatch, type IndexedApproval, type IndexedSweep, OrderIndex } from "@walletgate/core"
+import { OrderIndex } from "@walletgate/core"
+import type { IndexBatch, IndexedApproval, IndexedSweep } from "@walletgate/core/sweeper"
 import { Effect } from "effect"
 import type { Address, Hash } from "viem"
 

@@ -1,16 +1,12 @@
+import { embeddedPorts, type Gateway, type GatewayPorts, makeGateway, type SweeperOptions } from "@walletgate/core"
 import {
   anvilMnemonic,
   deployTestToken,
-  embeddedPorts,
-  type Gateway,
-  type GatewayPorts,
   type LocalNetwork,
-  makeGateway,
-  type SweeperOptions,
   startLocalNetwork,
   sweeperArtifact,
   testTokenArtifact
-} from "@walletgate/core"
+} from "@walletgate/core/devnet"
 import { Layer } from "effect"
 import {
   type Account,

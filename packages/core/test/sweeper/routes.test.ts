@@ -1,15 +1,8 @@
-import {
-  corsHeaders,
-  embeddedPorts,
-  entityTag,
-  type GatewayRequest,
-  makeGateway,
-  type NetworkConfig,
-  noneMatch,
-  resolveSweeperSettings,
-  TokenRegistry
-} from "@walletgate/core"
+import { embeddedPorts, type GatewayRequest, makeGateway, type NetworkConfig, TokenRegistry } from "@walletgate/core"
 import { describe, expect, it } from "vitest"
+import { entityTag, noneMatch } from "../../src/http/caching"
+import { corsHeaders } from "../../src/http/cors"
+import { resolveSweeperSettings } from "../../src/sweeper/settings"
 import { caller } from "./fixture"
 
 /** A network whose node is never reached by these tests: nothing here reads the chain. */

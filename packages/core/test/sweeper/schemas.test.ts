@@ -1,4 +1,4 @@
-import { OpenOrder, Order, WalletInfo } from "@walletgate/core"
+import { OpenOrder, Order, WalletInfo } from "@walletgate/core/sweeper"
 import { Schema } from "effect"
 import { type Address, parseEther, parseUnits } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"

@@ -1,4 +1,5 @@
-import { ApiKeyRecord, ApiKeyStore } from "@walletgate/core"
+import { ApiKeyStore } from "@walletgate/core"
+import { ApiKeyRecord } from "@walletgate/core/payout"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type Connection, luaScript } from "./connection"

@@ -1,4 +1,5 @@
-import { type AutomationAccount, AutomationAccounts, PayoutPlan } from "@walletgate/core"
+import { AutomationAccounts } from "@walletgate/core"
+import { type AutomationAccount, PayoutPlan } from "@walletgate/core/payout"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { Connection } from "./connection"

@@ -1,4 +1,5 @@
-import { type IdempotencyClaim, IdempotencyStore, type StoredReply } from "@walletgate/core"
+import { IdempotencyStore } from "@walletgate/core"
+import type { IdempotencyClaim, StoredReply } from "@walletgate/core/state"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type Connection, lifetimeMs, luaScript, ownerToken } from "./connection"

@@ -1,4 +1,5 @@
-import { type ConsumeOutcome, type IssueOutcome, OtpStore, type PhoneE164 } from "@walletgate/core"
+import { OtpStore, type PhoneE164 } from "@walletgate/core"
+import type { ConsumeOutcome, IssueOutcome } from "@walletgate/core/otp"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type Connection, luaScript } from "./connection"

@@ -1,4 +1,5 @@
-import { type RateDecision, RateLimiter, sharedRateScope } from "@walletgate/core"
+import { RateLimiter } from "@walletgate/core"
+import { type RateDecision, sharedRateScope } from "@walletgate/core/state"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type Connection, luaScript } from "./connection"

@@ -1,4 +1,5 @@
-import { TransactionLog, type TxRecord, TxStatus } from "@walletgate/core"
+import { TransactionLog } from "@walletgate/core"
+import { type TxRecord, TxStatus } from "@walletgate/core/state"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type Connection, luaScript } from "./connection"

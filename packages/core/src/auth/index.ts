@@ -1,0 +1,42 @@
+// `@walletgate/core/auth`: apps, access tokens, identity providers and the signing keys of user tokens.
+export {
+  ACCESS_TOKEN_AUDIENCE,
+  ACCESS_TOKEN_TYPE,
+  AppAuth,
+  type AppAuthOptions,
+  type AppCredentials,
+  type ClientCredentials,
+  hashClientSecret,
+  registerApp
+} from "./AppAuth"
+export { App, isGranted } from "./apps"
+export { ClientStore } from "./ClientStore"
+export {
+  type AuthError,
+  authProblems,
+  Forbidden,
+  IdentityProviderUnavailable,
+  InvalidAuth,
+  OAuthError,
+  TokenRejected,
+  UnknownIdentityProvider
+} from "./errors"
+export {
+  ExternalIssuerConfig,
+  type IdentityProvider,
+  IdentityProviders,
+  JwtAlgorithm,
+  PHONE_PROVIDER,
+  ProviderName
+} from "./IdentityProviders"
+export { type AppAuthPorts, appAuth } from "./module"
+export { OPERATOR_TOKEN_MIN_LENGTH } from "./operator"
+export { AccessTokenResponse } from "./routes"
+export {
+  type JsonWebKeySet,
+  type SigningAlgorithm,
+  SigningKeys,
+  type TokenClaims,
+  type TokenExpectation
+} from "./SigningKeys"
+export { USER_TOKEN_AUDIENCE, USER_TOKEN_TYPE } from "./tokens"

@@ -1,0 +1,29 @@
+// `@walletgate/core/chain`: networks, owner keys, account identities, the spend policy and the chain's errors.
+// Contract bytecode and deployment are under `@walletgate/core/devnet`.
+export {
+  CallReverted,
+  type ChainError,
+  ChainUnavailable,
+  chainProblems,
+  GasBudgetExhausted,
+  GasCeilingExceeded,
+  UnsupportedChain
+} from "./errors"
+export {
+  AccountIdentity,
+  accountSalt,
+  automationIdentity,
+  testUserIdentity,
+  userWalletIdentity
+} from "./identity"
+export { deriveOwnerKey, KeyVault } from "./KeyVault"
+export { type Erc4337Config, type Erc4337Settings, type Network, type NetworkConfig, Networks } from "./networks"
+export {
+  type GasPayer,
+  liveSpendLimits,
+  type SpendLimits,
+  type SpendLimitsOptions,
+  SpendPolicy,
+  testnetSpendLimits
+} from "./SpendPolicy"
+export { AddressString, HexBytes, TxHash, Uint256String } from "./schemas"

@@ -1,0 +1,9 @@
+// `@walletgate/core/config`: reading settings from the environment, the only place that does.
+export {
+  hostFromEnv,
+  identityProvidersFromEnv,
+  masterSecretFromEnv,
+  operatorTokenFromEnv,
+  portFromEnv,
+  smsSenderFromEnv
+} from "./env"

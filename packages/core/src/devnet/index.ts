@@ -1,0 +1,25 @@
+// `@walletgate/core/devnet`: a local chain for development and tests: anvil, the alto bundler, the contracts
+// deployed on it and the test token. Contract bytecode is only reachable from here.
+
+export {
+  disperseArtifact,
+  multicallArtifact,
+  sweeperArtifact,
+  testTokenArtifact,
+  walletAccountArtifact,
+  walletFactoryArtifact
+} from "../chain/artifacts"
+export {
+  type ChainContracts,
+  deployContracts,
+  deployTestToken,
+  predictAccountAddress,
+  type SweeperParameters,
+  signBatch,
+  type TestTokenParameters
+} from "../chain/contracts"
+export { type AltoInstance, type AltoOptions, startAlto } from "./alto"
+export { type AnvilInstance, type AnvilOptions, anvilMnemonic, freePort, startAnvil } from "./anvil"
+export { checkErc4337Code, deployErc4337Contracts, type Erc4337Contracts, type Erc4337Deployment } from "./deploy"
+export { type Devnet, type DevnetOptions, startDevnet } from "./devnet"
+export { anvilDevKey, type LocalNetwork, startLocalNetwork } from "./local"

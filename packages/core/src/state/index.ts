@@ -1,0 +1,17 @@
+// `@walletgate/core/state`: the ports for shared state (with their memory layers) and their errors, what a
+// store such as `@walletgate/redis` implements.
+export { AccountLocks, type HeldLock } from "./AccountLocks"
+export { clientGroupOf } from "./clientGroup"
+export { RateLimited, type StateError, StoreUnavailable, stateProblems } from "./errors"
+export { type GasBudget, GasLedger, type GasReservation } from "./GasLedger"
+export {
+  type IdempotencyClaim,
+  IdempotencyInFlight,
+  IdempotencyStore,
+  type LinkedOperation,
+  OperationLink,
+  type OperationLinker,
+  type StoredReply
+} from "./IdempotencyStore"
+export { type RateDecision, type RateLimit, RateLimiter, rateScopeOf, sharedRateScope } from "./RateLimiter"
+export { TransactionLog, type TxOutcome, type TxRecord, TxStatus } from "./TransactionLog"
