@@ -12,8 +12,7 @@ import { KeyVault } from "./chain/KeyVault"
 import { type NetworkConfig, Networks } from "./chain/networks"
 import { composeGateway } from "./compose"
 import type { Gateway } from "./http/contract"
-import type { KernelOptions } from "./kernel/Kernel"
-import { kernelTx, relay } from "./kernel/module"
+import { type KernelTxOptions, kernelTx, relay } from "./kernel/module"
 import { type EmbeddedSignInOptions, embeddedSignInPorts, phoneSignIn } from "./otp/module"
 import type { OtpStore } from "./otp/OtpStore"
 import type { OtpPolicy } from "./otp/policy"
@@ -138,8 +137,8 @@ export interface MakeGatewayOptions<E> {
   readonly loggers?: ReadonlyArray<Logger.Logger<unknown, unknown>>
   /** Access-token lifetime and external JWKS timeout. */
   readonly apps?: AppAuthOptions
-  /** Batch limits. */
-  readonly kernel?: KernelOptions
+  /** Batch limits, and the statuses of refusals (`clientStatuses: "patch"` for Patch Wallet clients). */
+  readonly kernel?: KernelTxOptions
   /** Signed-batch deadline and receipt wait. */
   readonly relay?: BatchRelayOptions
   /**

@@ -4,8 +4,10 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createRemoteJWKSet, type JWTVerifyGetKey, jwtVerify } from "jose"
+import { type AccountIdentity, testUserIdentity, userWalletIdentity } from "../chain/identity"
 import { SecureRandom } from "../random/SecureRandom"
-import type { StoreUnavailable } from "../state/errors"
+import { RateLimited, type StoreUnavailable } from "../state/errors"
+import { RateLimiter } from "../state/RateLimiter"
 import { type App, isGranted, unregisteredGrants } from "./apps"
 import { ClientStore } from "./ClientStore"
 import {
@@ -39,6 +41,20 @@ export interface AppAuthOptions {
   readonly accessTokenTtlSeconds?: number
   /** How long to wait for an external JWKS; default 3 s. */
   readonly jwksTimeoutMs?: number
+  /**
+   * Access tokens granted to one client per minute, at most; default 120 (a client that refreshes every 30 s
+   * from 60 processes). A client that loops on refusals is answered 429 within seconds.
+   */
+  readonly tokensPerMinute?: number
+}
+
+/** The reserved kind of test identities: `test:<anything>`, for test-mode apps on test networks only. */
+export const TEST_IDENTITY_KIND = "test"
+
+/** Where a wallet request runs, as far as proving its user is concerned. */
+export interface UserScope {
+  /** A test network: a test-mode app may act for its own test users there without proof. */
+  readonly testnet: boolean
 }
 
 /** SHA-256 (hex) of a client secret, as {@link App} stores it. */
@@ -54,7 +70,10 @@ export class AppAuth extends Context.Service<
     /** Exchanges client credentials for an access token (RFC 6749 §4.4). */
     readonly grant: (
       credentials: ClientCredentials
-    ) => Effect.Effect<{ readonly accessToken: string; readonly expiresIn: number }, OAuthError | StoreUnavailable>
+    ) => Effect.Effect<
+      { readonly accessToken: string; readonly expiresIn: number },
+      OAuthError | RateLimited | StoreUnavailable
+    >
     /** The app behind an `Authorization: Bearer …` header. */
     readonly authenticate: (authorization: string | undefined) => Effect.Effect<App, TokenRejected | StoreUnavailable>
     /**
@@ -66,6 +85,22 @@ export class AppAuth extends Context.Service<
       provider: string,
       auth: string
     ) => Effect.Effect<string, InvalidAuth | Forbidden | IdentityProviderUnavailable>
+    /**
+     * Whose account `userId` (`<provider>:<id>`) names when `auth` proves it (docs/security.md): the wallet of
+     * the user the granted provider's verifier proves (`tel:<E.164>` by the phone JWT of that number); a
+     * test-mode app's own test user on a test network (`test:<anything>`, or any id with blank `auth`).
+     */
+    readonly authorise: (
+      app: App,
+      userId: string,
+      auth: string,
+      scope: UserScope
+    ) => Effect.Effect<AccountIdentity, InvalidAuth | Forbidden | IdentityProviderUnavailable>
+    /**
+     * Whose account `userId` names, without proof (the resolver): a provider registered and, for an app, granted
+     * to it; `test:` ids only for a test-mode app. `app` is absent where the operator opened the resolver.
+     */
+    readonly identityOf: (app: App | undefined, userId: string) => Effect.Effect<AccountIdentity, Forbidden>
   }
 >()("@walletgate/core/AppAuth") {
   /** The service over `ClientStore`, `SigningKeys` and `IdentityProviders`. */
@@ -76,7 +111,9 @@ export class AppAuth extends Context.Service<
         const clients = yield* ClientStore
         const keys = yield* SigningKeys
         const registry = yield* IdentityProviders
+        const limiter = yield* RateLimiter
         const ttl = options.accessTokenTtlSeconds ?? 3600
+        const tokensPerMinute = options.tokensPerMinute ?? 120
         const timeoutDuration = options.jwksTimeoutMs ?? 3000
         const remoteKeySets = new Map<string, JWTVerifyGetKey>()
         const remoteKeySet = (url: string) => {
@@ -105,6 +142,13 @@ export class AppAuth extends Context.Service<
               basic: credentials.basic
             })
           }
+          const decision = yield* limiter.consume(
+            [{ key: `token:${app.clientId}`, limit: tokensPerMinute, windowMs: 60_000 }],
+            yield* Clock.currentTimeMillis
+          )
+          if (!decision.allowed) {
+            return yield* new RateLimited({ retryAfterSeconds: Math.max(1, Math.ceil(decision.retryAfterMs / 1000)) })
+          }
           const { token } = yield* keys.sign({
             subject: app.clientId,
             audience: ACCESS_TOKEN_AUDIENCE,
@@ -125,11 +169,12 @@ export class AppAuth extends Context.Service<
         })
 
         const verifyWith = Effect.fnUntraced(function* (verification: IdentityProvider, auth: string) {
-          if (verification.kind === "phone") {
+          if (verification.kind !== "jwks") {
             const claims = yield* keys
               .verify(auth, { audience: USER_TOKEN_AUDIENCE, type: USER_TOKEN_TYPE })
               .pipe(Effect.mapError((error) => new InvalidAuth({ reason: error.reason })))
-            return claims.sub
+            // `phone` ids are walletgate's user ids; `tel` ids the E.164 number the token was issued for.
+            return verification.kind === "phone" ? claims.sub : claims.phone_number
           }
           const now = yield* Clock.currentTimeMillis
           const { payload } = yield* Effect.tryPromise({
@@ -155,9 +200,7 @@ export class AppAuth extends Context.Service<
 
         const verifyUser = Effect.fnUntraced(function* (app: App, provider: string, auth: string) {
           const verification = isGranted(app, provider) ? registry.find(provider) : undefined
-          if (verification === undefined) {
-            return yield* new Forbidden({ reason: `this app may not use the identity provider "${provider}"` })
-          }
+          if (verification === undefined) return yield* new Forbidden({ reason: notGranted(provider) })
           const subject = yield* verifyWith(verification, auth)
           if (typeof subject !== "string" || subject === "") {
             return yield* new InvalidAuth({ reason: "the token has no subject" })
@@ -165,9 +208,52 @@ export class AppAuth extends Context.Service<
           return subject
         })
 
-        return AppAuth.of({ grant, authenticate, verifyUser })
+        const authorise = Effect.fnUntraced(function* (app: App, userId: string, auth: string, scope: UserScope) {
+          const { provider, id } = splitUserId(userId)
+          const testing = app.testMode && scope.testnet
+          if (provider === TEST_IDENTITY_KIND) {
+            return testing ? testUserIdentity(app.clientId, userId) : yield* new Forbidden({ reason: TEST_ONLY })
+          }
+          if (!isGranted(app, provider) || registry.find(provider) === undefined) {
+            return yield* new Forbidden({ reason: notGranted(provider) })
+          }
+          if (auth.trim() === "") {
+            if (testing) return testUserIdentity(app.clientId, userId)
+            return yield* new InvalidAuth({
+              reason: "auth is required (blank only for test-mode apps on test networks)"
+            })
+          }
+          const verified = yield* verifyUser(app, provider, auth)
+          if (verified !== id) return yield* new Forbidden({ reason: "auth proves another user" })
+          return userWalletIdentity(provider, id)
+        })
+
+        const identityOf = (app: App | undefined, userId: string) =>
+          Effect.suspend((): Effect.Effect<AccountIdentity, Forbidden> => {
+            const { provider, id } = splitUserId(userId)
+            if (provider === TEST_IDENTITY_KIND) {
+              return app?.testMode === true
+                ? Effect.succeed(testUserIdentity(app.clientId, userId))
+                : Effect.fail(new Forbidden({ reason: TEST_ONLY }))
+            }
+            const granted = app === undefined || isGranted(app, provider)
+            return granted && registry.find(provider) !== undefined
+              ? Effect.succeed(userWalletIdentity(provider, id))
+              : Effect.fail(new Forbidden({ reason: notGranted(provider) }))
+          })
+
+        return AppAuth.of({ grant, authenticate, verifyUser, authorise, identityOf })
       })
     )
+}
+
+const TEST_ONLY = "test: identities are for test-mode apps on test networks"
+const notGranted = (provider: string) => `this app may not use the identity provider "${provider}"`
+
+/** `<provider>:<id>` split at its first colon (the request schemas have checked its shape). */
+const splitUserId = (userId: string): { readonly provider: string; readonly id: string } => {
+  const colon = userId.indexOf(":")
+  return { provider: userId.slice(0, colon), id: userId.slice(colon + 1) }
 }
 
 const hasJoseCode = (error: unknown): boolean =>

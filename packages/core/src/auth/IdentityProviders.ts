@@ -11,6 +11,12 @@ export const ProviderName = Schema.String.check(
 export const PHONE_PROVIDER = "phone"
 
 /**
+ * The name of phone-number identities (`tel:+14155552671`): the wallet of a number, proven by the user JWT of
+ * verifyOTP for that number, and known before its owner ever signs in.
+ */
+export const TEL_PROVIDER = "tel"
+
+/**
  * Names walletgate owns, which the operator cannot register: the native sign-in and its obvious aliases
  * (`phone`, `tel`, `sms`, `otp`), the other account domains (`automation`, `test`), and the names the gateway
  * uses for itself in token audiences, transaction kinds and idempotency scopes (`walletgate`, `kernel`,
@@ -66,9 +72,12 @@ export const ExternalIssuerConfig = Schema.Struct({
 /** An external issuer as the operator registers it. */
 export type ExternalIssuerConfig = typeof ExternalIssuerConfig.Type
 
-/** How the tokens of one provider name are verified: the native phone sign-in, or an external issuer. */
+/**
+ * How the tokens of one provider name are verified: the native phone sign-in (the user's id is walletgate's
+ * user id: `phone`; or the E.164 number the token names: `tel`), or an external issuer.
+ */
 export type IdentityProvider =
-  | { readonly kind: "phone"; readonly name: string }
+  | { readonly kind: "phone" | "tel"; readonly name: string }
   | {
       readonly kind: "jwks"
       readonly name: string
@@ -90,7 +99,7 @@ export class IdentityProviders extends Context.Service<
   {
     /** The provider registered under `name`, if any. */
     readonly find: (name: string) => IdentityProvider | undefined
-    /** Every registered provider, the native phone sign-in first. */
+    /** Every registered provider, the native ones (`phone`, `tel`) first. */
     readonly all: ReadonlyArray<IdentityProvider>
   }
 >()("@walletgate/core/IdentityProviders") {
@@ -99,7 +108,10 @@ export class IdentityProviders extends Context.Service<
    * entry, a reserved name or a name registered twice.
    */
   static readonly make = (issuers: ReadonlyArray<ExternalIssuerConfig> = []): IdentityProviders["Service"] => {
-    const byName = new Map<string, IdentityProvider>([[PHONE_PROVIDER, { kind: "phone", name: PHONE_PROVIDER }]])
+    const byName = new Map<string, IdentityProvider>([
+      [PHONE_PROVIDER, { kind: "phone", name: PHONE_PROVIDER }],
+      [TEL_PROVIDER, { kind: "tel", name: TEL_PROVIDER }]
+    ])
     for (const [index, entry] of issuers.entries()) {
       const label = `identity providers: entry ${index} ("${String(entry.name)}")`
       let config: ExternalIssuerConfig

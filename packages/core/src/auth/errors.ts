@@ -66,3 +66,39 @@ export const authProblems: ProblemSlice<AuthError> = {
     headers: () => ({ "retry-after": "5" })
   }
 }
+
+/**
+ * `TokenRejected` as a Patch-style client must see it: such a client fetches a new access token on a 403 and
+ * on nothing else, so an expired or invalid token is answered 403 (see {@link withClientStatuses}).
+ */
+export class AccessTokenRefused extends Schema.TaggedError<AccessTokenRefused>()("AccessTokenRefused", {
+  reason: Schema.String
+}) {}
+
+/**
+ * `Forbidden` as a Patch-style client must see it: such a client retries every 403 with a new token, without
+ * limit, so a refusal that no new token changes is answered 422.
+ */
+export class PermanentlyRefused extends Schema.TaggedError<PermanentlyRefused>()("PermanentlyRefused", {
+  reason: Schema.String
+}) {}
+
+/** The errors of the Patch-compatible statuses. */
+export type ClientStatusError = AccessTokenRefused | PermanentlyRefused
+
+/** How the Patch-compatible statuses are answered: the codes of `TokenRejected` and `Forbidden`, other statuses. */
+export const clientStatusProblems: ProblemSlice<ClientStatusError> = {
+  AccessTokenRefused: {
+    status: 403,
+    code: "invalid_token",
+    title: "Invalid token",
+    detail: () => "The access token is invalid or expired: fetch a new one.",
+    headers: () => ({ "www-authenticate": 'Bearer error="invalid_token"' })
+  },
+  PermanentlyRefused: {
+    status: 422,
+    code: "forbidden",
+    title: "Forbidden",
+    detail: (e) => `Not allowed: ${e.reason}. A new access token does not change this.`
+  }
+}

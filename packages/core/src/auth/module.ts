@@ -1,5 +1,6 @@
 import { defineModule, type GatewayModule } from "../http/module"
 import type { SecureRandom } from "../random/SecureRandom"
+import type { RateLimiter } from "../state/RateLimiter"
 import { AppAuth, type AppAuthOptions } from "./AppAuth"
 import type { ClientStore } from "./ClientStore"
 import { type AuthError, authProblems } from "./errors"
@@ -8,7 +9,7 @@ import { authRoutes } from "./routes"
 import type { SigningKeys } from "./SigningKeys"
 
 /** The ports app authentication needs. */
-export type AppAuthPorts = ClientStore | SigningKeys | SecureRandom | IdentityProviders
+export type AppAuthPorts = ClientStore | SigningKeys | SecureRandom | IdentityProviders | RateLimiter
 
 /**
  * Apps and their users: `POST /v1/auth` (the client-credentials grant) and the `AppAuth` service that the

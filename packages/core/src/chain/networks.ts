@@ -16,6 +16,7 @@ import {
   type WalletClient
 } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
+import { chainIdOfName } from "./chainNames"
 import type { ChainContracts } from "./contracts"
 import { ChainUnavailable } from "./errors"
 import { resolveSpendLimits, type SpendLimits, type SpendLimitsOptions } from "./SpendPolicy"
@@ -106,7 +107,7 @@ export const ChainParam = Schema.String.check(
 export class Networks extends Context.Service<
   Networks,
   {
-    /** The network named by a slug or decimal chain id, if served. */
+    /** The network named by a slug, a decimal chain id or an EIP-3770 short name (`CHAIN_NAMES`), if served. */
     readonly resolve: (chain: string) => Network | undefined
     readonly all: ReadonlyArray<Network>
   }
@@ -122,7 +123,9 @@ export class Networks extends Context.Service<
       const all = checked.map(({ config, spend }) => toNetwork(config, spend))
       return Networks.of({
         all,
-        resolve: (chain) => all.find((network) => network.slug === chain || String(network.chainId) === chain)
+        resolve: (chain) =>
+          all.find((network) => network.slug === chain || String(network.chainId) === chain) ??
+          all.find((network) => network.chainId === chainIdOfName(chain))
       })
     })
   }

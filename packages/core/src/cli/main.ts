@@ -60,7 +60,7 @@ const checkProviders = (path: string): void => {
   const registry = IdentityProviders.make(entries as Parameters<typeof IdentityProviders.make>[0])
   for (const provider of registry.all) {
     process.stdout.write(
-      provider.kind === "phone"
+      provider.kind !== "jwks"
         ? `${provider.name}  the native phone sign-in (built in)\n`
         : `${provider.name}  ${provider.issuer}  aud ${provider.audience}  ${provider.algorithms.join(",")}  id claim ${provider.subjectClaim}  ${provider.jwksUrl}\n`
     )

@@ -60,6 +60,11 @@ export interface Route<R, E extends Tagged = Tagged> {
   readonly doc?: RouteDoc
 }
 
+/** The services a route (or a union of routes) runs with. */
+export type RouteServices<T> = T extends Route<infer R, infer _E> ? R : never
+/** The errors a route (or a union of routes) raises. */
+export type RouteErrors<T> = T extends Route<infer _R, infer E> ? E : never
+
 /** How a route's caller authenticates: an app's Bearer token, an automation key, or client credentials. */
 export type RouteSecurity = "bearer" | "apiKey" | "clientCredentials"
 
@@ -132,26 +137,36 @@ export const routeWithBody = <A, R, E extends Tagged>(
  * where code generation is blocked or unsupported, still goes through the interpreter, so the problems reported
  * are the same either way.
  */
-const resultDecoderOf = <A>(schema: BodySchema<A>) => {
+const resultDecoderOf = <A>(schema: BodySchema<A>, options: DecodeOptions = {}) => {
   SchemaJITCompiler.enable(schema.ast)
   const decode = Schema.decodeUnknownResult(schema)
+  const onExcessProperty = options.exact === true ? "error" : "ignore"
   return (input: unknown): Result.Result<A, InvalidRequest> => {
-    const decoded = decode(input)
+    const decoded = decode(input, { onExcessProperty })
     return Result.isSuccess(decoded)
       ? Result.succeed(decoded.success)
       : Result.mapError(
-          decode(input, { errors: "all" }),
+          decode(input, { errors: "all", onExcessProperty }),
           (error) => new InvalidRequest({ errors: fieldProblems(error.issue) })
         )
   }
+}
+
+/** How request data is decoded. */
+export interface DecodeOptions {
+  /**
+   * Refuse fields the schema does not declare (`Unexpected field`) instead of dropping them: for requests that
+   * move money, where a field the gateway does not know may mean something the caller expects to happen.
+   */
+  readonly exact?: boolean
 }
 
 /**
  * A decoder for request data that fails with {@link InvalidRequest} listing every field problem. For
  * routes that must authenticate before they look at the body.
  */
-export const decoderOf = <A>(schema: BodySchema<A>) => {
-  const decode = resultDecoderOf(schema)
+export const decoderOf = <A>(schema: BodySchema<A>, options: DecodeOptions = {}) => {
+  const decode = resultDecoderOf(schema, options)
   return (input: unknown): Effect.Effect<A, InvalidRequest> => Effect.fromResult(decode(input))
 }
 

@@ -3,9 +3,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { getAddress, type Hex } from "viem"
 import { AppAuth } from "../auth/AppAuth"
-import { type App, isGranted } from "../auth/apps"
-import { Forbidden, type IdentityProviderUnavailable, InvalidAuth } from "../auth/errors"
-import { IdentityProviders } from "../auth/IdentityProviders"
+import type { App } from "../auth/apps"
+import type { Forbidden, IdentityProviderUnavailable, InvalidAuth } from "../auth/errors"
 import { BatchRelay } from "../chain/BatchRelay"
 import {
   type CallReverted,
@@ -14,9 +13,9 @@ import {
   type GasCeilingExceeded,
   UnsupportedChain
 } from "../chain/errors"
-import { accountSalt, testUserIdentity, userWalletIdentity } from "../chain/identity"
+import { accountSalt } from "../chain/identity"
 import { KeyVault } from "../chain/KeyVault"
-import { type Network, Networks } from "../chain/networks"
+import { Networks } from "../chain/networks"
 import { InvalidRequest } from "../http/errors"
 import type { StoreUnavailable } from "../state/errors"
 import type { IdempotencyInFlight } from "../state/IdempotencyStore"
@@ -85,31 +84,7 @@ export class Kernel extends Context.Service<
         const relay = yield* BatchRelay
         const log = yield* TransactionLog
         const appAuth = yield* AppAuth
-        const providers = yield* IdentityProviders
         const maxCalls = options.maxCalls ?? 16
-
-        /**
-         * Whose wallet the request may act on (docs/security.md): the user the granted provider's verifier proves, or,
-         * with blank `auth` (a test-mode app on a test network only), the app's own test user of that name,
-         * which is never a real user's wallet.
-         */
-        const authorise = Effect.fnUntraced(function* (app: App, userId: string, auth: string, network: Network) {
-          const colon = userId.indexOf(":")
-          const provider = userId.slice(0, colon)
-          const subject = userId.slice(colon + 1)
-          if (!isGranted(app, provider) || providers.find(provider) === undefined) {
-            return yield* new Forbidden({ reason: `this app may not use the identity provider "${provider}"` })
-          }
-          if (auth.trim() === "") {
-            if (app.testMode && network.testnet) return testUserIdentity(app.clientId, userId)
-            return yield* new InvalidAuth({
-              reason: "auth is required (blank only for test-mode apps on test networks)"
-            })
-          }
-          const verified = yield* appAuth.verifyUser(app, provider, auth)
-          if (verified !== subject) return yield* new Forbidden({ reason: "auth proves another user" })
-          return userWalletIdentity(provider, subject)
-        })
 
         const send = Effect.fn("Kernel.send")(function* (app: App, request: KernelTxRequest) {
           const { to, value, data } = request
@@ -124,7 +99,7 @@ export class Kernel extends Context.Service<
           if (problems.length > 0) return yield* new InvalidRequest({ errors: problems })
           const network = networks.resolve(request.chain)
           if (network === undefined) return yield* new UnsupportedChain({ chain: request.chain })
-          const identity = yield* authorise(app, request.userId, request.auth ?? "", network)
+          const identity = yield* appAuth.authorise(app, request.userId, request.auth ?? "", network)
 
           const calls = to.map((address, index) => ({
             to: getAddress(address),

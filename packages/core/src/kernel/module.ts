@@ -1,7 +1,8 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { AppAuth } from "../auth/AppAuth"
-import { type AuthError, authProblems } from "../auth/errors"
+import { type ClientStatuses, withClientStatuses } from "../auth/clientStatuses"
+import { type AuthError, authProblems, type ClientStatusError, clientStatusProblems } from "../auth/errors"
 import type { IdentityProviders } from "../auth/IdentityProviders"
 import { BatchRelay, type BatchRelayOptions } from "../chain/BatchRelay"
 import { type ChainError, chainProblems } from "../chain/errors"
@@ -9,6 +10,7 @@ import type { KeyVault } from "../chain/KeyVault"
 import { Networks, relayerBalance } from "../chain/networks"
 import { SpendPolicy } from "../chain/SpendPolicy"
 import { defineModule, type GatewayModule } from "../http/module"
+import type { RouteErrors, RouteServices } from "../http/route"
 import type { SecureRandom } from "../random/SecureRandom"
 import type { AccountLocks } from "../state/AccountLocks"
 import type { GasLedger } from "../state/GasLedger"
@@ -72,15 +74,26 @@ export const relay = (options: BatchRelayOptions = {}): GatewayModule<RelayPorts
 /** The ports the wallet transactions need (the relayer's and app authentication's come with those modules). */
 export type KernelTxPorts = Networks | KeyVault | TransactionLog | IdempotencyStore | IdentityProviders
 
+type KernelRoute = (typeof kernelRoutes)[number]
+
+/** Options of {@link kernelTx}: the batch limits, and the statuses of refusals. */
+export interface KernelTxOptions extends KernelOptions {
+  /** `patch` for clients written for Paymagic's Patch Wallet API (see `ClientStatuses`); default `standard`. */
+  readonly clientStatuses?: ClientStatuses
+}
+
 /**
  * Wallet transactions (SPEC §4.3): `POST /v1/kernel/tx` and `GET /v1/kernel/tx/:id`. Needs the `appAuth` and
  * `relay` modules.
  */
-export const kernelTx = (options: KernelOptions = {}): GatewayModule<KernelTxPorts | AppAuth | BatchRelay, Kernel> =>
-  defineModule<Kernel, KernelTxPorts | AppAuth | BatchRelay, KernelError | AuthError | ChainError>({
+export const kernelTx = (options: KernelTxOptions = {}): GatewayModule<KernelTxPorts | AppAuth | BatchRelay, Kernel> =>
+  defineModule<Kernel, KernelTxPorts | AppAuth | BatchRelay, KernelError | AuthError | ChainError | ClientStatusError>({
     name: "kernelTx",
     needs: ["appAuth", "relay"],
     layer: Kernel.layer(options),
-    routes: kernelRoutes,
-    problems: { ...authProblems, ...chainProblems, ...kernelProblems }
+    routes: withClientStatuses<RouteServices<KernelRoute>, RouteErrors<KernelRoute>>(
+      options.clientStatuses ?? "standard",
+      kernelRoutes
+    ),
+    problems: { ...authProblems, ...clientStatusProblems, ...chainProblems, ...kernelProblems }
   })

@@ -5,10 +5,11 @@ import { Networks } from "../chain/networks"
 import { idempotent } from "../http/idempotency"
 import { decoderOf, documented, routeWithBody, routeWithoutBody } from "../http/route"
 import { TransactionLog } from "../state/TransactionLog"
+import { DelegatecallUnsupported } from "./errors"
 import { Kernel, kernelTxView } from "./Kernel"
 import { KernelTxRequest, KernelTxResponse } from "./schemas"
 
-const decodeTx = decoderOf(KernelTxRequest)
+const decodeTx = decoderOf(KernelTxRequest, { exact: true })
 
 /** `POST /v1/kernel/tx` and `GET /v1/kernel/tx/:id`. */
 export const kernelRoutes = [
@@ -21,6 +22,7 @@ export const kernelRoutes = [
         // Authenticate before looking at the body: an unauthenticated caller learns nothing about it.
         const app = yield* (yield* AppAuth).authenticate(context.request.headers.authorization)
         const request = yield* decodeTx(body)
+        if (request.delegatecall === 1) return yield* new DelegatecallUnsupported()
         const kernel = yield* Kernel
         const log = yield* TransactionLog
         // The chain as resolved: `"chain": "anvil"` and `"chain": "31337"` are one request.

@@ -13,13 +13,18 @@ export const UserIdParam = Schema.String.check(
   })
 )
 
-/** Body of `POST /v1/kernel/tx` (SPEC §4.3): parallel arrays, one entry per call. */
+/** Body of `POST /v1/kernel/tx` (SPEC §4.3): parallel arrays, one entry per call; no other field is accepted. */
 export const KernelTxRequest = Schema.Struct({
   userId: UserIdParam,
   chain: ChainParam,
   to: Schema.Array(AddressString),
   value: Schema.Array(Uint256String),
   data: Schema.Array(HexBytes),
+  /**
+   * `0` (or absent): each call is a CALL. `1` asks for DELEGATECALLs, which would run foreign code with the
+   * wallet's own storage (its owners and modules): refused with `delegatecall_unsupported`, never run as a CALL.
+   */
+  delegatecall: Schema.optionalKey(Schema.Literals([0, 1])),
   /** The user's JWT from the app's identity provider; may be blank for a test-mode app on a test network. */
   auth: Schema.optionalKey(
     Schema.String.check(Schema.isMaxLength(8192, { message: "Expected at most 8192 characters" }))

@@ -14,10 +14,11 @@ const issuer = (name: string, extra: Record<string, unknown> = {}) => ({
 })
 
 describe("IdentityProviders: one verifier per name, for the whole deployment", () => {
-  it("always has the native phone sign-in, and the registered issuers with `sub` as the default id claim", () => {
+  it("always has the native phone sign-in (phone, tel), and the registered issuers with `sub` as the default id claim", () => {
     const registry = IdentityProviders.make([issuer("acme"), issuer("okta", { subjectClaim: "uid" })])
-    expect(registry.all.map((provider) => provider.name)).toEqual(["phone", "acme", "okta"])
+    expect(registry.all.map((provider) => provider.name)).toEqual(["phone", "tel", "acme", "okta"])
     expect(registry.find("phone")).toEqual({ kind: "phone", name: "phone" })
+    expect(registry.find("tel")).toEqual({ kind: "tel", name: "tel" })
     expect(registry.find("acme")).toMatchObject({ kind: "jwks", subjectClaim: "sub", algorithms: ["RS256"] })
     expect(registry.find("okta")).toMatchObject({ subjectClaim: "uid" })
     expect(registry.find("other")).toBeUndefined()

@@ -1,0 +1,66 @@
+import { embeddedPorts, hashClientSecret, makeGateway } from "@walletgate/core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+// No network is configured: every request here is refused for its shape before any chain is looked at.
+const gateway = makeGateway({
+  ports: embeddedPorts({
+    apps: [{ clientId: "app-1", secretHash: hashClientSecret("secret-1"), providers: ["phone"], testMode: true }]
+  }),
+  loggers: []
+})
+afterAll(() => gateway.dispose())
+
+const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
+  const response = await gateway.fetch(
+    new Request(`http://gateway.test${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify(body)
+    })
+  )
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> }
+}
+
+describe("POST /v1/kernel/tx refuses what it would not do as asked", () => {
+  let bearer: Record<string, string>
+  beforeAll(async () => {
+    const granted = await post("/v1/auth", { client_id: "app-1", client_secret: "secret-1" })
+    bearer = { authorization: `Bearer ${String(granted.body.access_token)}` }
+  })
+  const batch = {
+    userId: "phone:alice",
+    chain: "nowhere",
+    to: ["0x000000000000000000000000000000000000dEaD"],
+    value: ["0"],
+    data: ["0x"],
+    auth: ""
+  }
+
+  it("refuses delegatecall: 1 with delegatecall_unsupported, and never runs it as a CALL", async () => {
+    expect(await post("/v1/kernel/tx", { ...batch, delegatecall: 1 }, bearer)).toMatchObject({
+      status: 400,
+      body: { code: "delegatecall_unsupported" }
+    })
+  })
+
+  it("takes delegatecall: 0 or no delegatecall as plain calls (here: to a network this gateway does not serve)", async () => {
+    for (const body of [batch, { ...batch, delegatecall: 0 }]) {
+      expect(await post("/v1/kernel/tx", body, bearer)).toMatchObject({
+        status: 400,
+        body: { code: "unsupported_chain" }
+      })
+    }
+  })
+
+  it("refuses a field it does not know instead of dropping it, and any other delegatecall value", async () => {
+    const unknown = await post("/v1/kernel/tx", { ...batch, operation: 1 }, bearer)
+    expect(unknown).toMatchObject({ status: 400, body: { code: "invalid_request" } })
+    expect(JSON.stringify(unknown.body)).toContain("/operation")
+    for (const delegatecall of [2, "1", true]) {
+      expect(await post("/v1/kernel/tx", { ...batch, delegatecall }, bearer)).toMatchObject({
+        status: 400,
+        body: { code: "invalid_request" }
+      })
+    }
+  })
+})
