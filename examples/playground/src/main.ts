@@ -14,6 +14,7 @@ import {
 import { hashClientSecret } from "@walletgate/core/auth"
 import { accountSalt, automationIdentity, deriveOwnerKey } from "@walletgate/core/chain"
 import {
+  clientStatusesFromEnv,
   hostFromEnv,
   identityProvidersFromEnv,
   masterSecretFromEnv,
@@ -53,7 +54,8 @@ const settings = await Effect.runPromise(
       masterSecret: yield* masterSecretFromEnv(DEV_MASTER_SECRET),
       identityProviders: yield* identityProvidersFromEnv,
       redisUrl: yield* Config.option(Config.URL("REDIS_URL")),
-      operatorToken: yield* operatorTokenFromEnv
+      operatorToken: yield* operatorTokenFromEnv,
+      clientStatuses: yield* clientStatusesFromEnv
     }
   })
 ).catch(fail)
@@ -165,6 +167,7 @@ const operatorToken = Option.match(settings.operatorToken, {
 })
 const gateway = makeGateway({
   operatorToken,
+  kernel: { clientStatuses: settings.clientStatuses },
   ports: Layer.mergeAll(
     embeddedPorts({
       networks: [chain.network],

@@ -4,6 +4,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import type { ClientStatuses } from "../auth/clientStatuses"
 import { ExternalIssuerConfig } from "../auth/IdentityProviders"
 import { SmsSender } from "../otp/SmsSender"
 
@@ -86,3 +87,12 @@ export const operatorTokenFromEnv: Config.Config<Option.Option<Redacted.Redacted
     "WALLETGATE_OPERATOR_TOKEN"
   )
 )
+
+/**
+ * The statuses of refusals on the wallet routes (`kernelTx({ clientStatuses })`): `WALLETGATE_CLIENT_STATUSES`,
+ * `standard` (default: RFC 6750) or `patch` (for Paymagic's Patch Wallet SDK: an invalid token 403, a refusal 422).
+ */
+export const clientStatusesFromEnv: Config.Config<ClientStatuses> = Config.Literals(
+  ["standard", "patch"],
+  "WALLETGATE_CLIENT_STATUSES"
+).pipe(Config.withDefault("standard" as const))
