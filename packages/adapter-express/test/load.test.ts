@@ -36,7 +36,8 @@ const MIX: ReadonlyArray<Kind> = [
     path: () => "/v1/auth",
     body: () => ({ client_id: CONFORMANCE_CLIENT.clientId, client_secret: CONFORMANCE_CLIENT.clientSecret }),
     headers: json,
-    expected: [200]
+    // One client gets 120 access tokens a minute; the other 880 of the run are 429.
+    expected: [200, 429]
   },
   {
     method: "POST",
