@@ -7,17 +7,24 @@ export {
   type AppCredentials,
   type ClientCredentials,
   hashClientSecret,
-  registerApp
+  registerApp,
+  TEST_IDENTITY_KIND,
+  type UserScope
 } from "./AppAuth"
 export { App, isGranted } from "./apps"
 export { ClientStore } from "./ClientStore"
+export { type ClientStatuses, withClientStatuses } from "./clientStatuses"
 export {
+  AccessTokenRefused,
   type AuthError,
   authProblems,
+  type ClientStatusError,
+  clientStatusProblems,
   Forbidden,
   IdentityProviderUnavailable,
   InvalidAuth,
   OAuthError,
+  PermanentlyRefused,
   TokenRejected,
   UnknownIdentityProvider
 } from "./errors"
@@ -27,7 +34,8 @@ export {
   IdentityProviders,
   JwtAlgorithm,
   PHONE_PROVIDER,
-  ProviderName
+  ProviderName,
+  TEL_PROVIDER
 } from "./IdentityProviders"
 export { type AppAuthPorts, appAuth } from "./module"
 export { OPERATOR_TOKEN_MIN_LENGTH } from "./operator"

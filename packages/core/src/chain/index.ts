@@ -1,5 +1,7 @@
 // `@walletgate/core/chain`: networks, owner keys, account identities, the spend policy and the chain's errors.
 // Contract bytecode and deployment are under `@walletgate/core/devnet`.
+
+export { CHAIN_NAMES, chainIdOfName } from "./chainNames"
 export {
   CallReverted,
   type ChainError,

@@ -1,5 +1,6 @@
 // `@walletgate/core/config`: reading settings from the environment, the only place that does.
 export {
+  clientStatusesFromEnv,
   hostFromEnv,
   identityProvidersFromEnv,
   masterSecretFromEnv,

@@ -1,4 +1,5 @@
-import { embeddedPorts, hashClientSecret, makeGateway } from "@walletgate/core"
+import { embeddedPorts, makeGateway } from "@walletgate/core"
+import { hashClientSecret } from "@walletgate/core/auth"
 import { afterAll, describe, expect, it } from "vitest"
 
 const apps = [

@@ -1,14 +1,5 @@
-import {
-  type App,
-  AppAuth,
-  ClientStore,
-  IdentityProviders,
-  RateLimiter,
-  SecureRandom,
-  SigningKeys,
-  USER_TOKEN_AUDIENCE,
-  USER_TOKEN_TYPE
-} from "@walletgate/core"
+import { type App, ClientStore, IdentityProviders, RateLimiter, SecureRandom, SigningKeys } from "@walletgate/core"
+import { AppAuth, USER_TOKEN_AUDIENCE, USER_TOKEN_TYPE } from "@walletgate/core/auth"
 import { Effect, Layer, Logger, Result } from "effect"
 import { describe, expect, it } from "vitest"
 

@@ -1,4 +1,5 @@
-import { embeddedPorts, hashClientSecret, makeGateway } from "@walletgate/core"
+import { embeddedPorts, makeGateway } from "@walletgate/core"
+import { hashClientSecret } from "@walletgate/core/auth"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
 // No network is configured: every request here is refused for its shape before any chain is looked at.
