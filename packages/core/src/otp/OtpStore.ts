@@ -3,10 +3,8 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { StoreUnavailable } from "../state/errors"
+import { makeExpiringMap } from "../state/expiringMap"
 import type { PhoneE164 } from "./phone"
-
-/** How many expired entries the in-memory stores forget per call at most: more than one, to keep up with bursts. */
-const EXPIRED_FORGOTTEN_PER_CALL = 8
 
 /** A code to store for a phone: only its HMAC, never the code itself. Times are epoch milliseconds. */
 export interface PendingCode {
@@ -76,41 +74,14 @@ export class OtpStore extends Context.Service<
       /** A code issued beside the usable one, waiting for `activate`, and the resend time before it. */
       held: { readonly code: PendingCode; readonly previousResendAt: number } | undefined
     }
-    // Entries stand in the order they were issued (a new code for a phone moves it to the end), and every entry
-    // matters for the same span after it was issued, so the ones that no longer matter are at the front: calls
-    // forget a few of them there once the front one is past. No call walks the whole map, and a process that
-    // runs for months holds the codes of the last few minutes, not every phone it ever saw.
-    const entries = new Map<string, Entry>()
-    /** No entry can be forgotten before this instant: the front entry's `until` (Infinity when there is none). */
-    let nextForget = Number.POSITIVE_INFINITY
-    const forgetExpired = (now: number) => {
-      if (now < nextForget) return
-      let budget = EXPIRED_FORGOTTEN_PER_CALL
-      for (const [phone, entry] of entries) {
-        if (entry.until > now) {
-          nextForget = entry.until
-          return
-        }
-        // More may be past: the next call goes on from here.
-        if (budget-- === 0) return
-        entries.delete(phone)
-      }
-      nextForget = Number.POSITIVE_INFINITY
-    }
-    const live = (phone: string, now: number) => {
-      forgetExpired(now)
-      const entry = entries.get(phone)
-      return entry !== undefined && entry.until > now ? entry : undefined
-    }
-    const place = (phone: string, entry: Entry) => {
-      entries.delete(phone)
-      entries.set(phone, entry)
-      nextForget = Math.min(nextForget, entry.until)
-    }
+    // Every entry matters for the same span after it was issued, so the stores' one expiring map forgets them
+    // in order: a process that runs for months holds the codes of the last few minutes, not every phone it saw.
+    const entries = makeExpiringMap<Entry>()
+    const place = (phone: string, entry: Entry) => entries.set(phone, entry, entry.until)
     return OtpStore.of({
       issue: (phone, code, now) =>
         Effect.sync((): IssueOutcome => {
-          const current = live(phone, now)
+          const current = entries.get(phone, now)
           const until = Math.max(code.expiresAt, code.resendAt)
           if (current !== undefined) {
             if (current.resendAt > now) return { _tag: "ResendTooSoon", retryAfterMs: current.resendAt - now }
@@ -127,7 +98,7 @@ export class OtpStore extends Context.Service<
         }),
       activate: (phone, codeHash) =>
         Effect.sync(() => {
-          const entry = entries.get(phone)
+          const entry = entries.peek(phone)?.value
           if (entry?.held?.code.codeHash !== codeHash) return
           entry.code = entry.held.code
           entry.failures = 0
@@ -136,7 +107,7 @@ export class OtpStore extends Context.Service<
         }),
       withdraw: (phone, codeHash) =>
         Effect.sync(() => {
-          const entry = entries.get(phone)
+          const entry = entries.peek(phone)?.value
           if (entry === undefined) return
           if (entry.held?.code.codeHash === codeHash) {
             entry.resendAt = entry.held.previousResendAt
@@ -147,7 +118,7 @@ export class OtpStore extends Context.Service<
         }),
       consume: (phone, candidateHash, now, maxAttempts) =>
         Effect.sync((): ConsumeOutcome => {
-          const entry = live(phone, now)
+          const entry = entries.get(phone, now)
           if (entry === undefined || entry.voided || entry.code.expiresAt <= now) return "Rejected"
           if (sameHash(entry.code.codeHash, candidateHash)) {
             entries.delete(phone)

@@ -61,7 +61,6 @@ export class GasLedger extends Context.Service<
     return GasLedger.of({
       reserve: (scope, budgets, gas, windowMs, now) =>
         Effect.sync((): GasReservation => {
-          windows.forgetEnded(now)
           const start = now - (now % windowMs)
           for (const { name, limit } of budgets) {
             if ((windows.peek(keyOf(scope, name), windowMs, now)?.count ?? 0) + gas > limit) {

@@ -3,9 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type { StoreUnavailable } from "./errors"
-
-/** How many expired records the in-memory store forgets per claim: more than one, so it keeps up with bursts. */
-const EXPIRED_FORGOTTEN_PER_CLAIM = 8
+import { makeExpiringMap } from "./expiringMap"
 
 /** An answer kept for replay. */
 export interface StoredReply {
@@ -119,35 +117,22 @@ export class IdempotencyStore extends Context.Service<
       readonly leaseEndsAt: number
       operation: LinkedOperation | undefined
       reply: StoredReply | undefined
-      expiresAt: number
     }
-    // Records stand in the order their keys were claimed (a claim of an expired key moves it to the end), so
-    // the expired ones are at the front: each claim forgets a few of them there, and a process that runs for
-    // months holds the records of the last `ttlMs`, not every key it ever saw.
-    const entries = new Map<string, Entry>()
-    const forgetExpired = (now: number) => {
-      let budget = EXPIRED_FORGOTTEN_PER_CLAIM
-      for (const [key, entry] of entries) {
-        if (entry.expiresAt > now || budget-- === 0) return
-        entries.delete(key)
-      }
-    }
+    // A record matters for its lease, then for `ttlMs` once linked or completed (each moves it to the end): the
+    // stores' one expiring map forgets the rest, so a process that runs for months holds the records of the
+    // last `ttlMs`, not every key it ever saw.
+    const entries = makeExpiringMap<Entry>()
     return IdempotencyStore.of({
       claim: (key, fingerprint, now, leaseMs) =>
         Effect.sync((): IdempotencyClaim => {
-          forgetExpired(now)
-          const entry = entries.get(key)
-          if (entry === undefined || entry.expiresAt <= now) {
+          const entry = entries.get(key, now)
+          if (entry === undefined) {
             const owner = crypto.randomUUID()
-            entries.delete(key)
-            entries.set(key, {
-              fingerprint,
-              owner,
-              leaseEndsAt: now + leaseMs,
-              operation: undefined,
-              reply: undefined,
-              expiresAt: now + leaseMs
-            })
+            entries.set(
+              key,
+              { fingerprint, owner, leaseEndsAt: now + leaseMs, operation: undefined, reply: undefined },
+              now + leaseMs
+            )
             return { _tag: "Claimed", owner }
           }
           if (entry.fingerprint !== fingerprint) return { _tag: "Mismatch" }
@@ -162,31 +147,30 @@ export class IdempotencyStore extends Context.Service<
         }),
       link: (key, owner, operation, now, ttlMs) =>
         Effect.sync(() => {
-          const entry = entries.get(key)
+          const entry = entries.get(key, now)
           if (
             entry === undefined ||
             entry.owner !== owner ||
-            entry.expiresAt <= now ||
             entry.operation !== undefined ||
             entry.reply !== undefined
           ) {
             return false
           }
           entry.operation = { id: operation.id, txHash: operation.txHash }
-          entry.expiresAt = now + ttlMs
+          entries.extend(key, now + ttlMs)
           return true
         }),
       complete: (key, owner, reply, now, ttlMs) =>
         Effect.sync(() => {
-          const entry = entries.get(key)
-          if (entry !== undefined && entry.owner === owner && entry.expiresAt > now) {
+          const entry = entries.get(key, now)
+          if (entry?.owner === owner) {
             entry.reply = reply
-            entry.expiresAt = now + ttlMs
+            entries.extend(key, now + ttlMs)
           }
         }),
       release: (key, owner) =>
         Effect.sync(() => {
-          const entry = entries.get(key)
+          const entry = entries.peek(key)?.value
           if (entry?.owner === owner && entry.reply === undefined) entries.delete(key)
         })
     })

@@ -69,7 +69,6 @@ export class RateLimiter extends Context.Service<
     return RateLimiter.of({
       consume: (limits, now) =>
         Effect.sync((): RateDecision => {
-          windows.forgetEnded(now)
           if (limits.length > 1) sharedRateScope(limits)
           const counted = limits.map((limit) => ({ limit, window: windows.open(limit.key, limit.windowMs, now) }))
           let retryAfterMs = -1
