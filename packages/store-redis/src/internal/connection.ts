@@ -5,14 +5,24 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { type Cluster, Redis } from "ioredis"
 
-/** A Lua script with its SHA-1, so that it is sent in full only when the server has not seen it. */
+/**
+ * A Lua script, run as a command ioredis defines on the client (`defineCommand`): it sends `EVALSHA`, and the
+ * source only when the server has forgotten it (after a restart, a failover or `SCRIPT FLUSH`).
+ */
 export interface LuaScript {
+  /** The command's name on the client: walletgate's prefix and the script's SHA-1, so no two scripts share one. */
+  readonly name: string
   readonly lua: string
-  readonly sha: string
 }
 
 /** Wraps Lua source as a {@link LuaScript}. */
-export const luaScript = (lua: string): LuaScript => ({ lua, sha: createHash("sha1").update(lua).digest("hex") })
+export const luaScript = (lua: string): LuaScript => ({
+  name: `walletgate_${createHash("sha1").update(lua).digest("hex")}`,
+  lua
+})
+
+/** A command `defineCommand` made: the number of keys, the keys, then the arguments. */
+type ScriptCommand = (numberOfKeys: number, ...keysAndArgs: ReadonlyArray<string | number>) => Promise<unknown>
 
 /** A fresh owner token (of an idempotency claim, of a lock): 128 random bits, so that no two holders share one. */
 export const ownerToken = (): string => randomBytes(16).toString("hex")
@@ -58,21 +68,18 @@ const reconnectDelay = (attempt: number): number => Math.min(attempt * 100, 1000
 
 const reason = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
 
-const evaluate = async (
+const evaluate = (
   client: Redis | Cluster,
   script: LuaScript,
   keys: ReadonlyArray<string>,
   args: ReadonlyArray<string | number>
 ): Promise<unknown> => {
-  try {
-    return await client.evalsha(script.sha, keys.length, ...keys, ...args)
-  } catch (error) {
-    // The script cache is empty after a restart or failover: send the source once (EVAL caches it).
-    if (error instanceof Error && error.message.startsWith("NOSCRIPT")) {
-      return await client.eval(script.lua, keys.length, ...keys, ...args)
-    }
-    throw error
-  }
+  // `defineCommand` adds the command as a method of the client, under a name no ioredis type can list.
+  const commands = client as unknown as Partial<Record<string, ScriptCommand>>
+  if (commands[script.name] === undefined) client.defineCommand(script.name, { lua: script.lua })
+  const command = commands[script.name]
+  if (command === undefined) return Promise.reject(new Error(`ioredis did not define ${script.name}`))
+  return command.call(client, keys.length, ...keys, ...args)
 }
 
 const waitUntilReady = (client: Redis | Cluster, ms: number): Effect.Effect<boolean> =>
