@@ -72,7 +72,15 @@ describe("the public surface of @walletgate/core", () => {
   })
 
   it("keeps anvil, the bundler's start-up and contract bytecode to the devnet entry", () => {
-    const devnetOnly = ["startAnvil", "startAlto", "startLocalNetwork", "deployContracts", "testTokenArtifact"]
+    const devnetOnly = [
+      "anvilDevKey",
+      "anvilMnemonic",
+      "startAnvil",
+      "startAlto",
+      "startLocalNetwork",
+      "deployContracts",
+      "testTokenArtifact"
+    ]
     const elsewhere = Object.entries(entries)
       .filter(([name]) => name !== "devnet/index")
       .flatMap(([name, file]) =>
