@@ -8,8 +8,9 @@ import { type ExternalIssuerConfig, IdentityProviders } from "./auth/IdentityPro
 import { appAuth } from "./auth/module"
 import type { SigningKeys } from "./auth/SigningKeys"
 import type { BatchRelayOptions } from "./chain/BatchRelay"
+import { Bundler, makeJsonRpcBundler } from "./chain/Bundler"
 import { KeyVault } from "./chain/KeyVault"
-import { type NetworkConfig, Networks } from "./chain/networks"
+import { bundlerEndpoints, type NetworkConfig, Networks } from "./chain/networks"
 import { composeGateway } from "./compose"
 import type { Gateway } from "./http/contract"
 import { type KernelTxOptions, kernelTx, relay } from "./kernel/module"
@@ -46,6 +47,7 @@ export type GatewayPorts =
   | ClientStore
   | IdentityProviders
   | Networks
+  | Bundler
   | KeyVault
   | TransactionLog
   | AccountLocks
@@ -92,6 +94,13 @@ const ephemeralVault = Layer.unwrap(
   })
 ).pipe(Layer.provide(SecureRandom.crypto))
 
+/** The networks, and the ERC-7769 bundler each of them names (`erc4337.bundlerUrl`). */
+const networksAndBundlers = (configs: ReadonlyArray<NetworkConfig>): Layer.Layer<Networks | Bundler> =>
+  Layer.effect(
+    Bundler,
+    Effect.map(Effect.service(Networks), (networks) => makeJsonRpcBundler(bundlerEndpoints(networks.all)))
+  ).pipe(Layer.provideMerge(Networks.layer(configs)))
+
 /**
  * The embedded defaults: in-memory state, the console SMS outbox, an ephemeral signing key and the
  * platform CSPRNG. Right for development, tests and a single process; override ports for production,
@@ -109,7 +118,7 @@ export const embeddedPorts = (options: EmbeddedOptions = {}): Layer.Layer<Gatewa
     embeddedSignInPorts(options),
     ClientStore.memory(options.apps),
     Layer.succeed(IdentityProviders, identityProviders),
-    Networks.layer(options.networks ?? []),
+    networksAndBundlers(options.networks ?? []),
     options.masterSecret === undefined ? ephemeralVault : KeyVault.derived(options.masterSecret),
     TransactionLog.memory,
     AccountLocks.memory,

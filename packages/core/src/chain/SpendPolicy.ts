@@ -143,6 +143,16 @@ export class SpendPolicy extends Context.Service<
       payer: GasPayer,
       gas: bigint
     ) => Effect.Effect<void, GasCeilingExceeded | GasBudgetExhausted | StoreUnavailable>
+    /**
+     * Checks `gas` against the network's ceiling for `payer`'s kind without reserving anything: for a lower bound
+     * known before the operation's gas is (a batch's simulated execution), so that an operation already over the
+     * ceiling is refused before it is estimated.
+     */
+    readonly checkCeiling: (
+      network: SpendNetwork,
+      payer: GasPayer,
+      gas: bigint
+    ) => Effect.Effect<void, GasCeilingExceeded>
     /** The budgets' use on `network` in the current window. */
     readonly use: (network: SpendNetwork) => Effect.Effect<SpendUse, StoreUnavailable>
   }
@@ -156,13 +166,17 @@ export class SpendPolicy extends Context.Service<
       const refused = (budget: GasBudgetExhausted["budget"], retryAfterMs: number) =>
         new GasBudgetExhausted({ budget, retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)) })
 
+      const checkCeiling = (network: SpendNetwork, payer: GasPayer, gas: bigint) => {
+        const operation = payer.kind
+        const ceiling = operation === "batch" ? network.spend.batchCeiling : network.spend.payoutCeiling
+        return gas > BigInt(ceiling)
+          ? Effect.fail(new GasCeilingExceeded({ operation, gas: String(gas), ceiling: String(ceiling) }))
+          : Effect.void
+      }
+
       const reserve = Effect.fnUntraced(function* (network: SpendNetwork, payer: GasPayer, gas: bigint) {
         const limits = network.spend
-        const operation = payer.kind
-        const ceiling = operation === "batch" ? limits.batchCeiling : limits.payoutCeiling
-        if (gas > BigInt(ceiling)) {
-          return yield* new GasCeilingExceeded({ operation, gas: String(gas), ceiling: String(ceiling) })
-        }
+        yield* checkCeiling(network, payer, gas)
         // At most the ceiling, a safe integer: exact as a number.
         const amount = Number(gas)
         const windowMs = limits.windowSeconds * 1000
@@ -194,7 +208,7 @@ export class SpendPolicy extends Context.Service<
         }
       })
 
-      return SpendPolicy.of({ reserve, use })
+      return SpendPolicy.of({ reserve, checkCeiling, use })
     })
   )
 }

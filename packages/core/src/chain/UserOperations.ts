@@ -3,7 +3,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
-import type { Address, Hash } from "viem"
+import { type Address, getAddress, type Hash } from "viem"
 import { formatUserOperation, formatUserOperationRequest, type RpcUserOperation } from "viem/account-abstraction"
 import { randomUuid, SecureRandom } from "../random/SecureRandom"
 import { AccountLocks } from "../state/AccountLocks"
@@ -17,7 +17,7 @@ import { type AccountIdentity, accountSalt } from "./identity"
 import { KeyVault } from "./KeyVault"
 import { type Network, rpc, withinDeadline } from "./networks"
 import { canonicalSafe4337Contracts, type SafeAccount, type SafeCall, safeAccount } from "./safeAccount"
-import { type AccountChainState, locateBatchRevert, prepareSafeOperation, readAccountChainState } from "./safeOperation"
+import { type AccountChainState, prepareSafeOperation, readAccountChainState, simulateBatch } from "./safeOperation"
 
 /** What an operation records besides the chain facts. */
 export interface OperationIntent {
@@ -37,6 +37,36 @@ export interface OperationStatus {
   /** The including transaction while it stands on the node's canonical chain. */
   readonly txHash?: Hash
   readonly blockNumber?: number
+}
+
+/** A fixed EntryPoint nonce for an operation: its 192-bit key and the sequence on it. */
+export interface OperationNonce {
+  readonly key: bigint
+  readonly sequence: bigint
+}
+
+/** What {@link UserOperations} `submit` is given. */
+export interface SubmitOptions<E = never, R = never> {
+  readonly network: Network
+  /** Whose KeyVault key signs (and, without `account`, whose Safe sends). */
+  readonly identity: AccountIdentity
+  /**
+   * The Safe that sends, when it is not the identity's own single-owner Safe (e.g. an automation account with the
+   * customer's key as a second owner); the identity's key must be one of its owners, with a threshold of 1.
+   */
+  readonly account?: SafeAccount
+  readonly intent: OperationIntent
+  readonly approveGas?: (gas: bigint) => Effect.Effect<void, E, R>
+  /**
+   * Called before the gas is estimated with the gas the calls used when simulated in sequence, a lower bound of the
+   * operation's: a failure (a spend ceiling it already exceeds) ends the submission with nothing estimated or signed.
+   */
+  readonly checkExecutionGas?: (gas: bigint) => Effect.Effect<void, E, R>
+  /**
+   * A fixed nonce instead of a fresh random key: operations given the same nonce share one EntryPoint slot, so at
+   * most one of them can ever execute.
+   */
+  readonly nonce?: OperationNonce
 }
 
 /** Settings of {@link UserOperations.layer}. */
@@ -69,12 +99,9 @@ export class UserOperations extends Context.Service<
      * is called with the operation's gas ceiling before anything is sponsored or signed. The first operation of an
      * undeployed Safe is sent alone: concurrent ones wait (bounded) for its inclusion.
      */
-    readonly submit: <E = never, R = never>(options: {
-      readonly network: Network
-      readonly identity: AccountIdentity
-      readonly intent: OperationIntent
-      readonly approveGas?: (gas: bigint) => Effect.Effect<void, E, R>
-    }) => Effect.Effect<
+    readonly submit: <E = never, R = never>(
+      options: SubmitOptions<E, R>
+    ) => Effect.Effect<
       TxRecord,
       E | CallReverted | ChainUnavailable | UnsupportedChain | BundlerError | StoreUnavailable | IdempotencyInFlight,
       R
@@ -117,13 +144,18 @@ export class UserOperations extends Context.Service<
           rpc(network, "inspect", () =>
             Promise.all([
               readAccountChainState(network.publicClient, account.address),
-              locateBatchRevert(network.publicClient, account.address, calls)
+              simulateBatch(network.publicClient, account.address, calls)
             ])
           ).pipe(
-            Effect.flatMap(([state, revert]) =>
-              revert === undefined
-                ? Effect.succeed(state)
-                : Effect.fail(new CallReverted({ index: revert.index, reason: decodeRevertReason(revert.data) }))
+            Effect.flatMap(([state, simulated]) =>
+              simulated.revert === undefined
+                ? Effect.succeed({ state, executionGas: simulated.gasUsed })
+                : Effect.fail(
+                    new CallReverted({
+                      index: simulated.revert.index,
+                      reason: decodeRevertReason(simulated.revert.data)
+                    })
+                  )
             )
           )
 
@@ -153,7 +185,8 @@ export class UserOperations extends Context.Service<
           account: SafeAccount,
           state: AccountChainState,
           intent: OperationIntent,
-          approveGas: ((gas: bigint) => Effect.Effect<void, E, R>) | undefined
+          approveGas: ((gas: bigint) => Effect.Effect<void, E, R>) | undefined,
+          nonce: OperationNonce | undefined
         ) =>
           Effect.gen(function* () {
             const settings = yield* settingsOf(network)
@@ -165,6 +198,7 @@ export class UserOperations extends Context.Service<
               deployed: state.deployed,
               fees: state.fees,
               signers: [owner],
+              ...(nonce === undefined ? {} : { nonceKey: nonce.key, nonceSequence: nonce.sequence }),
               ...(settings.sponsor === undefined
                 ? {}
                 : {
@@ -218,18 +252,21 @@ export class UserOperations extends Context.Service<
             return record
           })
 
-        const submit = <E = never, R = never>(submission: {
-          readonly network: Network
-          readonly identity: AccountIdentity
-          readonly intent: OperationIntent
-          readonly approveGas?: (gas: bigint) => Effect.Effect<void, E, R>
-        }) =>
+        const submit = <E = never, R = never>(submission: SubmitOptions<E, R>) =>
           Effect.gen(function* () {
             const { network, identity, intent } = submission
             yield* settingsOf(network)
-            const account = yield* accountOf(identity)
-            const state = yield* inspect(network, account, intent.calls)
-            if (state.deployed) return yield* send(network, identity, account, state, intent, submission.approveGas)
+            const owner = yield* vault.owner(identity)
+            const account = submission.account ?? identitySafe(owner.address, identity)
+            if (!account.owners.includes(getAddress(owner.address)) || account.threshold !== 1) {
+              // A caller's bug: the identity's key alone must be able to sign for the Safe it names.
+              return yield* Effect.die(new Error("the Safe is not one the identity's key signs for alone"))
+            }
+            const { state, executionGas } = yield* inspect(network, account, intent.calls)
+            // Before any estimate: an operation too large to estimate (a bundler may fail on it) is refused here.
+            if (submission.checkExecutionGas !== undefined) yield* submission.checkExecutionGas(executionGas)
+            if (state.deployed)
+              return yield* send(network, identity, account, state, intent, submission.approveGas, submission.nonce)
             // An undeployed Safe: its deploying operation must go alone (another one carrying the same initCode is
             // refused with AA10). The deploy lock is held only inside this request, at most `deployWaitMs`.
             const lock = yield* locks.acquire(`deploy:${network.chainId}:${account.address}`, deployWaitMs + 10_000)
@@ -237,9 +274,25 @@ export class UserOperations extends Context.Service<
               const deployed = yield* isDeployed(network, account.address)
               if (deployed) {
                 yield* lock.release
-                return yield* send(network, identity, account, { ...state, deployed }, intent, submission.approveGas)
+                return yield* send(
+                  network,
+                  identity,
+                  account,
+                  { ...state, deployed },
+                  intent,
+                  submission.approveGas,
+                  submission.nonce
+                )
               }
-              const record = yield* send(network, identity, account, state, intent, submission.approveGas)
+              const record = yield* send(
+                network,
+                identity,
+                account,
+                state,
+                intent,
+                submission.approveGas,
+                submission.nonce
+              )
               yield* awaitDeployment(network, account.address)
               return record
             }).pipe(Effect.ensuring(lock.release))

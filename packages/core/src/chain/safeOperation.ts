@@ -113,6 +113,8 @@ export interface PrepareSafeOperation {
   readonly sponsor?: VerifyingPaymasterSponsor
   /** A fresh random key ({@link randomNonceKey}) when absent. */
   readonly nonceKey?: bigint
+  /** The sequence on `nonceKey`; 0 (a fresh key's first) when absent. */
+  readonly nonceSequence?: bigint
   readonly validity?: SafeOperationValidity
   /** `{ kind: "estimate" }` when absent. */
   readonly gas?: GasSource
@@ -162,7 +164,7 @@ export const prepareSafeOperation = <E = never, R = never>(
     const entryPoint = input.account.contracts.entryPoint
     const base: SafeOperationFields = {
       sender: input.account.address,
-      nonce: nonceOfKey(input.nonceKey ?? randomNonceKey()),
+      nonce: nonceOfKey(input.nonceKey ?? randomNonceKey(), input.nonceSequence ?? 0n),
       ...(input.deployed ? {} : { factory: input.account.factory, factoryData: input.account.factoryData }),
       callData: safeBatchCallData(input.account, input.calls),
       callGasLimit: 0n,
@@ -304,14 +306,48 @@ export const locateBatchRevert = async (
   sender: Address,
   calls: ReadonlyArray<SafeCall>,
   blockNumber?: bigint
-): Promise<BatchRevert | undefined> => {
+): Promise<BatchRevert | undefined> => (await simulateBatch(client, sender, calls, blockNumber)).revert
+
+/** What simulating a batch's calls in sequence shows: the first that reverts, if any, and the gas they used. */
+export interface BatchSimulation {
+  readonly revert: BatchRevert | undefined
+  /** The gas the calls used one after another: a lower bound of the operation's execution gas. */
+  readonly gasUsed: bigint
+}
+
+/**
+ * Simulates `calls` in sequence from `sender` (`eth_simulateV1`, one round trip) on `blockNumber` (the latest block
+ * when absent): the first call that reverts (see {@link locateBatchRevert}) and the gas the calls used.
+ */
+export const simulateBatch = async (
+  client: PublicClient<Transport, Chain | undefined>,
+  sender: Address,
+  calls: ReadonlyArray<SafeCall>,
+  blockNumber?: bigint
+): Promise<BatchSimulation> => {
   const { results } = await client.simulateCalls({
     account: sender,
     calls: calls.map((call) => ({ to: call.to, value: call.value, data: call.data })),
     ...(blockNumber === undefined ? {} : { blockNumber })
   })
+  const gasUsed = results.reduce((sum, result) => sum + result.gasUsed, 0n)
   const index = results.findIndex((result) => result.status === "failure")
   const failed = results[index]
-  if (failed === undefined) return undefined
-  return { index, data: failed.data }
+  return { revert: failed === undefined ? undefined : { index, data: failed.data }, gasUsed }
+}
+
+/** The next sequence of `sender` on nonce `key` at the EntryPoint (`getNonce`): 0 for a key never used. */
+export const readNonceSequence = async (
+  client: PublicClient<Transport, Chain | undefined>,
+  entryPoint: Address,
+  sender: Address,
+  key: bigint
+): Promise<bigint> => {
+  const nonce = await client.readContract({
+    address: entryPoint,
+    abi: entryPoint07Abi,
+    functionName: "getNonce",
+    args: [sender, key]
+  })
+  return nonce & ((1n << 64n) - 1n)
 }

@@ -1,21 +1,29 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { type Address, encodeFunctionData, getAddress } from "viem"
+import { type Address, encodeFunctionData, erc20Abi, getAddress, keccak256, toHex } from "viem"
 import { Forbidden } from "../auth/errors"
-import { disperseArtifact, testTokenArtifact } from "../chain/artifacts"
-import { BatchRelay } from "../chain/BatchRelay"
-import type { BatchCall } from "../chain/contracts"
-import type { CallReverted, ChainUnavailable, GasBudgetExhausted, GasCeilingExceeded } from "../chain/errors"
-import { accountSalt, automationIdentity } from "../chain/identity"
+import type { BundlerError } from "../chain/Bundler"
+import {
+  type CallReverted,
+  ChainUnavailable,
+  type GasBudgetExhausted,
+  type GasCeilingExceeded,
+  type UnsupportedChain
+} from "../chain/errors"
+import { automationIdentity } from "../chain/identity"
 import { KeyVault } from "../chain/KeyVault"
 import { type Network, Networks, rpc } from "../chain/networks"
+import { SpendPolicy } from "../chain/SpendPolicy"
+import type { SafeAccount, SafeCall } from "../chain/safeAccount"
+import { readNonceSequence } from "../chain/safeOperation"
+import { type OperationNonce, type OperationStatus, UserOperations } from "../chain/UserOperations"
 import { InvalidRequest } from "../http/errors"
 import type { StoreUnavailable } from "../state/errors"
 import type { IdempotencyInFlight } from "../state/IdempotencyStore"
 import { TransactionLog, type TxRecord } from "../state/TransactionLog"
 import type { ApiKeyRecord } from "./ApiKeys"
-import { AutomationAccounts, NATIVE_ASSET, type PayoutPlan } from "./accounts"
+import { AutomationAccounts, automationSafe, NATIVE_ASSET, type PayoutPlan } from "./accounts"
 import {
   AccountNotFound,
   AssetNotAToken,
@@ -23,24 +31,36 @@ import {
   NoPayoutPlan,
   NothingToDisperse,
   PayoutNotFound,
+  PlanPayoutTaken,
   UnknownNetwork
 } from "./errors"
 import { type AssetAmount, type DisperseRequest, MAX_TRANSFERS, type PayoutResponse, type Transfer } from "./schemas"
 
-/** The payout view of a transaction record. */
-export const payoutView = (record: TxRecord): PayoutResponse => ({
-  id: record.id,
-  network: record.network,
-  account: record.account,
-  transfers: record.details.transfers as ReadonlyArray<Transfer>,
-  totals: record.details.totals as ReadonlyArray<AssetAmount>,
-  remainder: record.details.remainder as ReadonlyArray<AssetAmount>,
-  // BatchRelay's records carry their transaction's hash from the start.
-  txHash: record.txHash ?? "",
-  status: record.status,
-  ...(record.blockNumber === undefined ? {} : { blockNumber: record.blockNumber }),
-  ...(record.gasUsed === undefined ? {} : { gasUsed: record.gasUsed })
-})
+/**
+ * The EntryPoint nonce key of every plan payout (`{}`) of an account: 192 bits of keccak256 of a domain tag. Plan
+ * payouts of one account read the next sequence on it before the balance, so those sent at the same time share one
+ * nonce and the EntryPoint executes at most one of them (docs/decisions.md).
+ */
+export const PLAN_PAYOUT_NONCE_KEY: bigint = BigInt(keccak256(toHex("walletgate/plan-payout/v1"))) >> 64n
+
+/** The payout view of a transaction record, with where it stands when that was read (`status`). */
+export const payoutView = (record: TxRecord, status?: OperationStatus): PayoutResponse => {
+  const txHash = status?.txHash ?? record.txHash
+  const blockNumber = status?.blockNumber ?? record.blockNumber
+  return {
+    id: record.id,
+    network: record.network,
+    account: record.account,
+    transfers: record.details.transfers as ReadonlyArray<Transfer>,
+    totals: record.details.totals as ReadonlyArray<AssetAmount>,
+    remainder: record.details.remainder as ReadonlyArray<AssetAmount>,
+    userOpHash: record.userOpHash ?? "",
+    status: status?.status ?? record.status,
+    ...(txHash === undefined ? {} : { txHash }),
+    ...(blockNumber === undefined ? {} : { blockNumber }),
+    ...(record.gasUsed === undefined ? {} : { gasUsed: record.gasUsed })
+  }
+}
 
 type PayoutError =
   | UnknownNetwork
@@ -51,16 +71,18 @@ type PayoutError =
   | NothingToDisperse
   | InsufficientBalance
   | AssetNotAToken
+  | PlanPayoutTaken
   | CallReverted
   | GasCeilingExceeded
   | GasBudgetExhausted
+  | UnsupportedChain
   | ChainUnavailable
   | StoreUnavailable
   | IdempotencyInFlight
 
 /**
- * Automation payouts (SPEC §4.4): pay an account's funds out to its recipients, in one transaction
- * through the project's disperse contract, from the account the service operates.
+ * Automation payouts (SPEC §4.4): pay an automation account's funds out to its recipients in one sponsored user
+ * operation from the account's Safe (native and ERC-20 transfers batched), within the API key's gas budget.
  */
 export class Payouts extends Context.Service<
   Payouts,
@@ -72,7 +94,7 @@ export class Payouts extends Context.Service<
       address: string,
       request: DisperseRequest
     ) => Effect.Effect<PayoutResponse, PayoutError>
-    /** A payout of the account, with its current status. */
+    /** A payout of the account, with where it stands now (read from the bundler, confirmed on the node). */
     readonly find: (
       key: ApiKeyRecord,
       network: string,
@@ -82,16 +104,23 @@ export class Payouts extends Context.Service<
       PayoutResponse,
       UnknownNetwork | Forbidden | PayoutNotFound | ChainUnavailable | StoreUnavailable
     >
+    /**
+     * The answer a retry with the payout's Idempotency-Key gets: the record's payout, its signed operation re-sent as
+     * it was (same hash) when the bundler does not know it (a crash between recording and sending); `undefined` when
+     * there is no record (nothing was sent).
+     */
+    readonly recover: (id: string) => Effect.Effect<PayoutResponse | undefined, ChainUnavailable | StoreUnavailable>
   }
 >()("@walletgate/core/Payouts") {
-  /** The service over `Networks`, `AutomationAccounts`, `KeyVault`, `BatchRelay` and `TransactionLog`. */
+  /** The service over `Networks`, `AutomationAccounts`, `KeyVault`, `UserOperations`, `SpendPolicy` and `TransactionLog`. */
   static readonly layer = Layer.effect(
     Payouts,
     Effect.gen(function* () {
       const networks = yield* Networks
       const accounts = yield* AutomationAccounts
       const vault = yield* KeyVault
-      const relay = yield* BatchRelay
+      const operations = yield* UserOperations
+      const spend = yield* SpendPolicy
       const log = yield* TransactionLog
 
       /** The network, if the key covers it and the account; a test key never acts on a live network. */
@@ -122,13 +151,18 @@ export class Payouts extends Context.Service<
                     : rpc(network, "balanceOf", () =>
                         network.publicClient.readContract({
                           address: asset,
-                          abi: testTokenArtifact.abi,
+                          abi: erc20Abi,
                           functionName: "balanceOf",
                           args: [account]
                         })
                       )
               )
             )
+
+      const planNonce = (network: Network, account: Address, entryPoint: Address) =>
+        rpc(network, "getNonce", () =>
+          readNonceSequence(network.publicClient, entryPoint, account, PLAN_PAYOUT_NONCE_KEY)
+        ).pipe(Effect.map((sequence): OperationNonce => ({ key: PLAN_PAYOUT_NONCE_KEY, sequence })))
 
       const planTransfers = Effect.fnUntraced(function* (network: Network, account: Address, plan: PayoutPlan) {
         const asset = getAddress(plan.asset)
@@ -184,41 +218,88 @@ export class Payouts extends Context.Service<
         if (account === undefined) return yield* new AccountNotFound()
         const explicit = checkExplicit(request)
         if (explicit._tag === "Invalid") return yield* explicit.error
-        if (explicit._tag === "Plan" && account.plan === undefined) return yield* new NoPayoutPlan()
+        const plan = explicit._tag === "Plan" ? account.plan : undefined
+        if (explicit._tag === "Plan" && plan === undefined) return yield* new NoPayoutPlan()
         const identity = automationIdentity(account.accountKey)
-        const owner = yield* vault.owner(identity)
-        const record = yield* relay.submit({
-          network,
-          owner,
-          salt: accountSalt(identity),
-          payer: { kind: "payout", apiKey: key.id },
-          // Under the account's lock: balances read here cannot change before the batch runs.
-          prepare: (accountAddress) =>
-            Effect.gen(function* () {
-              const planned =
-                explicit._tag === "Explicit" || account.plan === undefined
-                  ? yield* explicitTransfers(network, accountAddress, request)
-                  : yield* planTransfers(network, accountAddress, account.plan)
-              return {
-                calls: disperseCalls(network.contracts.disperse, planned.transfers),
-                kind: "payout" as const,
-                owner: account.address,
-                details: {
-                  transfers: planned.transfers.map(showTransfer),
-                  totals: [...totalsOf(planned.transfers)].map(([asset, amount]) => ({
-                    asset,
-                    amount: String(amount)
-                  })),
-                  remainder: planned.remainder.map((part) => ({ asset: part.asset, amount: String(part.amount) }))
-                }
+        const safe = automationSafe((yield* vault.owner(identity)).address, account)
+        if (safe.address !== getAddress(account.address)) {
+          // Registered under an address that is not the Safe of its name (and co-owner): nothing here signs for it.
+          yield* Effect.logWarning("walletgate: an automation account's address is not the Safe of its name").pipe(
+            Effect.annotateLogs({ network: network.slug, account: account.address })
+          )
+          return yield* new AccountNotFound()
+        }
+        // A plan payout reads its nonce before the balance: if another plan payout lands in between, this one's nonce
+        // is spent and it cannot execute; if not, the balance it reads is the one it pays out.
+        const nonce =
+          plan === undefined ? undefined : yield* planNonce(network, safe.address, safe.contracts.entryPoint)
+        const planned =
+          plan === undefined
+            ? yield* explicitTransfers(network, safe.address, request)
+            : yield* planTransfers(network, safe.address, plan)
+        const payer = { kind: "payout", apiKey: key.id } as const
+        const record = yield* operations
+          .submit({
+            network,
+            identity,
+            account: safe,
+            intent: {
+              calls: disperseCalls(planned.transfers),
+              kind: "payout",
+              owner: account.address,
+              details: {
+                transfers: planned.transfers.map(showTransfer),
+                totals: [...totalsOf(planned.transfers)].map(([asset, amount]) => ({
+                  asset,
+                  amount: String(amount)
+                })),
+                remainder: planned.remainder.map((part) => ({ asset: part.asset, amount: String(part.amount) }))
               }
+            },
+            // The spend policy before anything is sponsored or signed: a refused payout costs nothing.
+            checkExecutionGas: (gas) => spend.checkCeiling(network, payer, gas),
+            approveGas: (gas) => spend.reserve(network, payer, gas),
+            ...(nonce === undefined ? {} : { nonce })
+          })
+          .pipe(
+            Effect.catchTags({
+              BundlerRejected: (error) => planTurnTaken(network, safe, nonce, error),
+              BundlerUnavailable: (error) => planTurnTaken(network, safe, nonce, error),
+              CallReverted: (error) => planTurnTaken(network, safe, nonce, error)
             })
-        })
+          )
         yield* Effect.logInfo("walletgate: payout submitted").pipe(
-          Effect.annotateLogs({ network: network.slug, account: record.account, txHash: record.txHash })
+          Effect.annotateLogs({ network: network.slug, account: record.account, userOpHash: record.userOpHash })
         )
         return payoutView(record)
       })
+
+      /**
+       * A plan payout that failed because another plan payout of the account took its nonce (included, or waiting in
+       * the bundler) is `PlanPayoutTaken`; anything else fails as itself (a bundler's error as the chain's).
+       */
+      const planTurnTaken = (
+        network: Network,
+        safe: SafeAccount,
+        nonce: OperationNonce | undefined,
+        error: BundlerError | CallReverted
+      ): Effect.Effect<never, PlanPayoutTaken | CallReverted | ChainUnavailable> =>
+        Effect.gen(function* () {
+          if (nonce !== undefined) {
+            const now = yield* planNonce(network, safe.address, safe.contracts.entryPoint).pipe(Effect.option)
+            const moved = now._tag === "Some" && now.value.sequence > nonce.sequence
+            const waiting = error._tag === "BundlerRejected" && nonceTakenInMempool(error.message)
+            if (moved || waiting) return yield* new PlanPayoutTaken()
+          }
+          if (error._tag === "CallReverted") return yield* error
+          return yield* new ChainUnavailable({
+            network: network.slug,
+            cause:
+              error._tag === "BundlerRejected"
+                ? `bundler refused: ${error.code} ${error.message.slice(0, 200)}`
+                : `bundler: ${error.cause}`
+          })
+        })
 
       const find = Effect.fn("Payouts.find")(function* (key: ApiKeyRecord, slug: string, address: string, id: string) {
         const network = yield* authorise(key, slug, address)
@@ -231,10 +312,21 @@ export class Payouts extends Context.Service<
         ) {
           return yield* new PayoutNotFound()
         }
-        return payoutView(yield* relay.refresh(record, network))
+        const status = yield* operations.status(record, network)
+        return payoutView(status.record, status)
       })
 
-      return Payouts.of({ disperse, find })
+      const recover = Effect.fn("Payouts.recover")(function* (id: string) {
+        const record = yield* log.find(id)
+        if (record === undefined) return undefined
+        const network = networks.resolve(record.network)
+        if (network === undefined) return payoutView(record)
+        // Reading its status re-sends the signed operation when the bundler does not know it.
+        const status = yield* operations.status(record, network)
+        return payoutView(status.record, status)
+      })
+
+      return Payouts.of({ disperse, find, recover })
     })
   )
 }
@@ -270,6 +362,12 @@ const checkExplicit = (
     : { _tag: "Explicit" }
 }
 
+/**
+ * Whether a bundler's refusal says that another operation of the sender holds the nonce in its mempool (alto:
+ * "already known" for the same operation, a replacement refused for another on the same nonce).
+ */
+const nonceTakenInMempool = (message: string): boolean => /already known|replace|nonce/i.test(message)
+
 const totalsOf = (
   transfers: ReadonlyArray<{ readonly asset: Address; readonly amount: bigint }>
 ): Map<Address, bigint> => {
@@ -288,42 +386,23 @@ const showTransfer = (transfer: {
   amount: String(transfer.amount)
 })
 
-/** The batch: one native disperse with the total as value, and per token an approve and a disperse. */
+/**
+ * The batch: one call per transfer, native coin sent as the call's value and an ERC-20 by its `transfer`, run
+ * atomically by the Safe in one user operation (MultiSendCallOnly).
+ */
 const disperseCalls = (
-  disperse: Address,
   transfers: ReadonlyArray<{ readonly asset: Address; readonly recipient: Address; readonly amount: bigint }>
-): Array<BatchCall> =>
-  [...totalsOf(transfers)].flatMap(([asset, total]): Array<BatchCall> => {
-    const mine = transfers.filter((transfer) => transfer.asset === asset)
-    const recipients = mine.map((transfer) => transfer.recipient)
-    const amounts = mine.map((transfer) => transfer.amount)
-    if (asset === NATIVE_ASSET) {
-      return [
-        {
-          to: disperse,
-          value: total,
+): Array<SafeCall> =>
+  transfers.map((transfer) =>
+    transfer.asset === NATIVE_ASSET
+      ? { to: transfer.recipient, value: transfer.amount, data: "0x" }
+      : {
+          to: transfer.asset,
+          value: 0n,
           data: encodeFunctionData({
-            abi: disperseArtifact.abi,
-            functionName: "disperseEther",
-            args: [recipients, amounts]
+            abi: erc20Abi,
+            functionName: "transfer",
+            args: [transfer.recipient, transfer.amount]
           })
         }
-      ]
-    }
-    return [
-      {
-        to: asset,
-        value: 0n,
-        data: encodeFunctionData({ abi: testTokenArtifact.abi, functionName: "approve", args: [disperse, total] })
-      },
-      {
-        to: disperse,
-        value: 0n,
-        data: encodeFunctionData({
-          abi: disperseArtifact.abi,
-          functionName: "disperseToken",
-          args: [asset, recipients, amounts]
-        })
-      }
-    ]
-  })
+  )

@@ -2,12 +2,12 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import { zeroAddress } from "viem"
-import { BatchRelay } from "../chain/BatchRelay"
+import { type Address, getAddress, zeroAddress } from "viem"
 import { UnsupportedChain } from "../chain/errors"
 import { accountSalt, automationIdentity } from "../chain/identity"
 import { KeyVault } from "../chain/KeyVault"
 import { Networks } from "../chain/networks"
+import { type SafeAccount, safeAccount } from "../chain/safeAccount"
 import { AddressString, Uint256String } from "../chain/schemas"
 import type { StoreUnavailable } from "../state/errors"
 
@@ -46,8 +46,28 @@ export interface AutomationAccount {
   readonly network: string
   /** The account's name: its identity is `automationIdentity(accountKey)`, its own key domain (owner key, salt). */
   readonly accountKey: string
+  /**
+   * The customer's own key (an address) as a second owner of the account's Safe, threshold 1: either the gateway's
+   * key or the customer's can move the funds, so the customer keeps control without the gateway. Part of what
+   * decides the address.
+   */
+  readonly coOwner?: string
   readonly plan?: PayoutPlan
 }
+
+/**
+ * The Safe of an automation account named `accountKey`: owned by `owner` (its KeyVault key, in the automation
+ * domain) and, when given, by the customer's `coOwner`, threshold 1, with the identity's salt.
+ */
+export const automationSafe = (
+  owner: Address,
+  account: Pick<AutomationAccount, "accountKey" | "coOwner">
+): SafeAccount =>
+  safeAccount({
+    owners: account.coOwner === undefined ? [owner] : [owner, getAddress(account.coOwner)],
+    threshold: 1,
+    saltNonce: BigInt(accountSalt(automationIdentity(account.accountKey)))
+  })
 
 /** The automation accounts and their payout plans. */
 export class AutomationAccounts extends Context.Service<
@@ -73,24 +93,24 @@ export class AutomationAccounts extends Context.Service<
 }
 
 /**
- * Registers an automation account on `network` named `accountKey` (its owner key comes from the
- * `KeyVault`), with an optional payout plan; returns it with its counterfactual address, where funds
- * can be sent before it is ever deployed.
+ * Registers an automation account on `network` named `accountKey` (its owner key comes from the `KeyVault`), with the
+ * customer's `coOwner` key and a payout plan when given; returns it with its Safe's counterfactual address (the
+ * same on every chain), where funds can be sent before it is ever deployed.
  */
 export const registerAutomationAccount = Effect.fnUntraced(function* (options: {
   readonly network: string
   readonly accountKey: string
+  readonly coOwner?: string
   readonly plan?: PayoutPlan
 }) {
   const network = (yield* Networks).resolve(options.network)
   if (network === undefined) return yield* new UnsupportedChain({ chain: options.network })
-  const identity = automationIdentity(options.accountKey)
-  const owner = yield* (yield* KeyVault).owner(identity)
-  const address = yield* (yield* BatchRelay).accountAddress(network, owner.address, accountSalt(identity))
+  const owner = yield* (yield* KeyVault).owner(automationIdentity(options.accountKey))
   const account: AutomationAccount = {
-    address,
+    address: automationSafe(owner.address, options).address,
     network: network.slug,
     accountKey: options.accountKey,
+    ...(options.coOwner === undefined ? {} : { coOwner: getAddress(options.coOwner) }),
     ...(options.plan === undefined ? {} : { plan: options.plan })
   }
   yield* (yield* AutomationAccounts).save(account)

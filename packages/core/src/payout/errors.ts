@@ -32,6 +32,11 @@ export class InsufficientBalance extends Schema.TaggedError<InsufficientBalance>
 export class AssetNotAToken extends Schema.TaggedError<AssetNotAToken>()("AssetNotAToken", {
   asset: Schema.String
 }) {}
+/**
+ * Another plan payout of this account took the same turn (its nonce) and runs, or ran, instead: plan payouts sent
+ * at the same time execute once. Nothing was sent by this request. Answered 409 `payout_in_progress`.
+ */
+export class PlanPayoutTaken extends Schema.TaggedError<PlanPayoutTaken>()("PlanPayoutTaken", {}) {}
 
 /** No payout with this id for this account. Answered 404 `payout_not_found`. */
 export class PayoutNotFound extends Schema.TaggedError<PayoutNotFound>()("PayoutNotFound", {}) {}
@@ -45,6 +50,7 @@ export type PayoutError =
   | NothingToDisperse
   | InsufficientBalance
   | AssetNotAToken
+  | PlanPayoutTaken
   | PayoutNotFound
 
 /** How the automation interface's errors are answered. */
@@ -94,6 +100,14 @@ export const payoutProblems: ProblemSlice<PayoutError> = {
     detail: (e) =>
       `${e.asset} has no contract code on this network: name the zero address for the native coin, or a token contract. Nothing was sent.`,
     extensions: (e) => ({ asset: e.asset })
+  },
+  PlanPayoutTaken: {
+    status: 409,
+    code: "payout_in_progress",
+    title: "Payout in progress",
+    detail: () =>
+      "Another plan payout of this account was sent at the same time and runs instead; nothing was sent by this request. Pay out again once it is final if funds remain.",
+    headers: () => ({ "retry-after": "2" })
   },
   PayoutNotFound: {
     status: 404,

@@ -1,9 +1,14 @@
+import * as Layer from "effect/Layer"
 import { type AuthError, authProblems } from "../auth/errors"
-import type { BatchRelay } from "../chain/BatchRelay"
+import type { Bundler } from "../chain/Bundler"
 import { type ChainError, chainProblems } from "../chain/errors"
 import type { KeyVault } from "../chain/KeyVault"
 import type { Networks } from "../chain/networks"
+import type { SpendPolicy } from "../chain/SpendPolicy"
+import { UserOperations } from "../chain/UserOperations"
 import { defineModule, type GatewayModule } from "../http/module"
+import type { SecureRandom } from "../random/SecureRandom"
+import type { AccountLocks } from "../state/AccountLocks"
 import type { IdempotencyStore } from "../state/IdempotencyStore"
 import type { TransactionLog } from "../state/TransactionLog"
 import type { ApiKeyStore } from "./ApiKeys"
@@ -12,18 +17,29 @@ import { type PayoutError, payoutProblems } from "./errors"
 import { Payouts } from "./Payouts"
 import { payoutRoutes } from "./routes"
 
-/** The ports payouts need (the relayer's come with the `relay` module). */
-export type PayoutPorts = Networks | KeyVault | TransactionLog | IdempotencyStore | ApiKeyStore | AutomationAccounts
+/** The ports payouts need (the spend policy comes with the `relay` module). */
+export type PayoutPorts =
+  | Networks
+  | KeyVault
+  | Bundler
+  | AccountLocks
+  | SecureRandom
+  | TransactionLog
+  | IdempotencyStore
+  | ApiKeyStore
+  | AutomationAccounts
 
 /**
  * The automation interface (SPEC §4.4): `POST /v1/:network/account/:address/payout/disperse` and the payout's
- * status, with `X-API-KEY`. Needs the `relay` module.
+ * status, with `X-API-KEY`; each payout one sponsored user operation through the network's bundler. Needs the
+ * `relay` module (the spend policy).
  */
-export const payouts = (): GatewayModule<PayoutPorts | BatchRelay, Payouts> =>
-  defineModule<Payouts, PayoutPorts | BatchRelay, PayoutError | AuthError | ChainError>({
+export const payouts = (): GatewayModule<PayoutPorts | SpendPolicy, Payouts> =>
+  defineModule<Payouts, PayoutPorts | SpendPolicy, PayoutError | AuthError | ChainError>({
     name: "payouts",
     needs: ["relay"],
-    layer: Payouts.layer,
+    // The pipeline keeps nothing of its own (its state is in the ports), so this instance and any other agree.
+    layer: Payouts.layer.pipe(Layer.provide(UserOperations.layer())),
     routes: payoutRoutes,
     problems: { ...authProblems, ...chainProblems, ...payoutProblems }
   })

@@ -3,9 +3,8 @@ import * as Schema from "effect/Schema"
 import { Networks } from "../chain/networks"
 import { idempotent } from "../http/idempotency"
 import { decoderOf, documented, routeWithBody, routeWithoutBody } from "../http/route"
-import { TransactionLog } from "../state/TransactionLog"
 import { authenticateApiKey } from "./ApiKeys"
-import { Payouts, payoutView } from "./Payouts"
+import { Payouts } from "./Payouts"
 import { DisperseRequest, PayoutPath, PayoutResponse } from "./schemas"
 
 const decodePath = decoderOf(PayoutPath)
@@ -24,7 +23,6 @@ export const payoutRoutes = [
         const path = yield* decodePath(context.params)
         const request = yield* decodeDisperse(body)
         const payouts = yield* Payouts
-        const log = yield* TransactionLog
         // The network as resolved and the address in one case: `/v1/anvil/…` and `/v1/31337/…` are one scope.
         const network = (yield* Networks).resolve(path.network)?.slug ?? path.network
         const account = path.address.toLowerCase()
@@ -35,12 +33,11 @@ export const payoutRoutes = [
           run: payouts
             .disperse(key, path.network, path.address, request)
             .pipe(Effect.map((view) => ({ status: 200, body: view }))),
+          // A retry finds the recorded payout and re-sends its signed operation if the bundler lacks it.
           recover: (id) =>
-            log
-              .find(id)
-              .pipe(
-                Effect.map((record) => (record === undefined ? undefined : { status: 200, body: payoutView(record) }))
-              )
+            payouts
+              .recover(id)
+              .pipe(Effect.map((view) => (view === undefined ? undefined : { status: 200, body: view })))
         })
       })
     ),

@@ -46,8 +46,11 @@ export const PayoutResponse = Schema.Struct({
   totals: Schema.Array(AssetAmount),
   /** What stays in the account from flooring the shares, per asset (empty for explicit payouts). */
   remainder: Schema.Array(AssetAmount),
-  txHash: Schema.String,
+  /** The ERC-4337 operation's hash: known from the answer on, the same for every retry with the Idempotency-Key. */
+  userOpHash: Schema.String,
   status: TxStatus,
+  /** The transaction that included the operation, while it stands on the node's canonical chain. */
+  txHash: Schema.optionalKey(Schema.String),
   blockNumber: Schema.optionalKey(Schema.Int),
   gasUsed: Schema.optionalKey(Schema.String)
 })

@@ -1,32 +1,60 @@
 import { SecureRandom } from "@walletgate/core"
-import type { AutomationAccount, NewApiKey } from "@walletgate/core/payout"
+import { makeApiKey, type NewApiKey } from "@walletgate/core/payout"
 import { Effect, Logger } from "effect"
-import { type Address, parseEther, zeroAddress } from "viem"
+import { type Address, getAddress, parseAbi, parseEther, zeroAddress } from "viem"
+import { privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeApiKey } from "../../src/payout/ApiKeys"
-import { freshAddress, startKernelFixture } from "../kernel/fixture"
+import { Bundler, makeJsonRpcBundler } from "../../src/chain/Bundler"
+import { prepareSafeOperation } from "../../src/chain/safeOperation"
+import { automationSafe } from "../../src/payout/accounts"
+import { freshAddress } from "../chain/fixture"
+import { asHash, automationAddress, startPayoutFixture } from "./fixture"
 
-type Fixture = Awaited<ReturnType<typeof startKernelFixture>>
-type AccountName = "native" | "token" | "explicit" | "race" | "idem" | "unplanned" | "live"
-const NAMES: ReadonlyArray<AccountName> = ["native", "token", "explicit", "race", "idem", "unplanned", "live"]
+type Fixture = Awaited<ReturnType<typeof startPayoutFixture>>
+type Answer = Awaited<ReturnType<Fixture["call"]>>
+type AccountName = "native" | "token" | "explicit" | "race" | "idem" | "unplanned" | "live" | "shared" | "gas"
+const NAMES: ReadonlyArray<AccountName> = [
+  "native",
+  "token",
+  "explicit",
+  "race",
+  "idem",
+  "unplanned",
+  "live",
+  "shared",
+  "gas"
+]
+// The customer's own key: the second owner of the "shared" account's Safe.
+const customer = privateKeyToAccount("0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba")
 
 const newKey = (options: NewApiKey) => Effect.runSync(makeApiKey(options).pipe(Effect.provide(SecureRandom.crypto)))
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-describe("payout disperse on a real anvil", () => {
+describe("payouts as user operations from automation Safes (anvil + alto)", () => {
   let f: Fixture
-  const [alice, bob, carol] = [freshAddress(), freshAddress(), freshAddress()]
+  const [alice, bob, carol] = [freshAddress(), freshAddress(), freshAddress()].map((one) => getAddress(one)) as [
+    Address,
+    Address,
+    Address
+  ]
   const lines: Array<string> = []
   const account = {} as Record<AccountName, Address>
   const keys = {} as Record<"main" | "revoked" | "otherNetwork" | "otherAccount" | "testOnLive", string>
+  const solePlan = (recipient: Address) => () => ({
+    asset: zeroAddress,
+    recipients: [{ address: recipient, shareBps: 10_000 }],
+    minimumPayout: "1",
+    reserve: "0"
+  })
 
   beforeAll(async () => {
-    f = await startKernelFixture({
+    f = await startPayoutFixture({
       loggers: [Logger.map(Logger.formatJson, (line) => void lines.push(line))],
-      automation: (token) => [
+      accounts: [
         // A third each in basis points (3333 + 3333 + 3334): flooring leaves a remainder.
         {
           accountKey: "native",
-          plan: {
+          plan: () => ({
             asset: zeroAddress,
             recipients: [
               { address: alice, shareBps: 3333 },
@@ -35,11 +63,11 @@ describe("payout disperse on a real anvil", () => {
             ],
             minimumPayout: "1000",
             reserve: "100000000000000000"
-          }
+          })
         },
         {
           accountKey: "token",
-          plan: {
+          plan: (token) => ({
             asset: token,
             recipients: [
               { address: alice, shareBps: 5000 },
@@ -48,31 +76,17 @@ describe("payout disperse on a real anvil", () => {
             ],
             minimumPayout: "1",
             reserve: "7"
-          }
+          })
         },
         { accountKey: "explicit" },
-        {
-          accountKey: "race",
-          plan: {
-            asset: zeroAddress,
-            recipients: [{ address: alice, shareBps: 10_000 }],
-            minimumPayout: "1",
-            reserve: "0"
-          }
-        },
-        {
-          accountKey: "idem",
-          plan: {
-            asset: zeroAddress,
-            recipients: [{ address: bob, shareBps: 10_000 }],
-            minimumPayout: "1",
-            reserve: "0"
-          }
-        },
+        { accountKey: "race", plan: solePlan(alice) },
+        { accountKey: "idem", plan: solePlan(bob) },
         { accountKey: "unplanned" },
-        { accountKey: "live", network: "live" }
+        { accountKey: "live", network: "live" },
+        { accountKey: "shared", coOwner: customer.address, plan: solePlan(carol) },
+        { accountKey: "gas" }
       ],
-      apiKeys: (accounts: ReadonlyArray<AutomationAccount>) => {
+      apiKeys: (accounts) => {
         const mine = accounts.filter((a) => a.network === "anvil").map((a) => a.address)
         const live = accounts.filter((a) => a.network === "live").map((a) => a.address)
         const made = {
@@ -92,11 +106,12 @@ describe("payout disperse on a real anvil", () => {
     await f.fund(account.native, 1_000_000_000_000_000_001n)
     await f.fund(account.token, 0n, 1_000_000n)
     await f.fund(account.explicit, parseEther("1"), 500n)
-    await f.fund(account.race, 12_345n)
     await f.fund(account.idem, 999n)
+    await f.fund(account.shared, parseEther("1"))
+    await f.fund(account.gas, parseEther("1"), 10_000_000n)
   })
   afterAll(async () => {
-    await f.stop()
+    await f?.stop()
   })
 
   const path = (name: AccountName, network = "anvil") => `/v1/${network}/account/${account[name]}/payout/disperse`
@@ -105,11 +120,9 @@ describe("payout disperse on a real anvil", () => {
     body: unknown = {},
     headers: Record<string, string> = { "x-api-key": keys.main }
   ) => f.call("POST", path(name), body, headers)
-  const mined = (answer: { body: Record<string, unknown> }) =>
-    f.publicClient.waitForTransactionReceipt({ hash: answer.body.txHash as `0x${string}` })
-  const balance = (address: Address) => f.publicClient.getBalance({ address })
+  const final = (name: AccountName, answer: Answer) => f.final(account[name], answer.body.id, keys.main)
 
-  it("pays the native balance less the reserve by shares, floored, and keeps the remainder", async () => {
+  it("pays the native balance less the reserve by shares from a new Safe, sponsored: the Safe pays no gas", async () => {
     const answer = await disperse("native")
     expect(answer.status).toBe(200)
     // available = 1_000_000_000_000_000_001 - 100_000_000_000_000_000 = 900_000_000_000_000_001
@@ -120,6 +133,7 @@ describe("payout disperse on a real anvil", () => {
       network: "anvil",
       account: account.native,
       status: "submitted",
+      userOpHash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
       transfers: [
         { asset: zeroAddress, recipient: alice, amount: String(third) },
         { asset: zeroAddress, recipient: bob, amount: String(third) },
@@ -128,25 +142,29 @@ describe("payout disperse on a real anvil", () => {
       totals: [{ asset: zeroAddress, amount: String(2n * third + last) }],
       remainder: [{ asset: zeroAddress, amount: String(remainder) }]
     })
-    expect((await mined(answer)).status).toBe("success")
-    expect([await balance(alice), await balance(bob), await balance(carol)]).toEqual([third, third, last])
-    expect(await balance(account.native)).toBe(100_000_000_000_000_000n + remainder)
+    expect((await final("native", answer)).body).toMatchObject({
+      status: "confirmed",
+      userOpHash: answer.body.userOpHash
+    })
+    expect([await f.balance(alice), await f.balance(bob), await f.balance(carol)]).toEqual([third, third, last])
+    expect(await f.balance(account.native)).toBe(100_000_000_000_000_000n + remainder)
+    expect(await f.devnet.publicClient.getCode({ address: account.native })).toMatch(/^0x.+/)
   })
 
-  it("pays an ERC-20 plan with approve and disperse in one transaction", async () => {
+  it("pays an ERC-20 plan with one transfer per recipient in one operation", async () => {
     const before = [await f.tokenBalance(alice), await f.tokenBalance(bob), await f.tokenBalance(carol)]
     const answer = await disperse("token")
     expect(answer.status).toBe(200)
-    const receipt = await mined(answer)
-    expect(receipt.status).toBe("success")
+    expect((await final("token", answer)).body.status).toBe("confirmed")
     // available = 1_000_000 - 7 = 999_993: 499_996 / 299_997 / 199_998, remainder 2.
     const after = [await f.tokenBalance(alice), await f.tokenBalance(bob), await f.tokenBalance(carol)]
     expect(after.map((value, i) => value - (before[i] ?? 0n))).toEqual([499_996n, 299_997n, 199_998n])
     expect(answer.body.remainder).toEqual([{ asset: f.token, amount: "2" }])
     expect(await f.tokenBalance(account.token)).toBe(9n)
+    expect(await f.executed(account.token)).toHaveLength(1)
   })
 
-  it("pays an explicit payout of several assets, and refuses one over the balance without moving anything", async () => {
+  it("pays an explicit payout of several assets atomically, and refuses one over the balance without moving anything", async () => {
     const dave = freshAddress()
     const refused = await disperse("explicit", {
       assets: [zeroAddress, f.token],
@@ -160,21 +178,21 @@ describe("payout disperse on a real anvil", () => {
       requested: "501",
       available: "500"
     })
-    expect(await balance(dave)).toBe(0n)
+    expect(await f.balance(dave)).toBe(0n)
     const paid = await disperse("explicit", {
       assets: [zeroAddress, f.token],
       amounts: ["1000", "500"],
       recipients: [dave, dave]
     })
     expect(paid.status).toBe(200)
-    expect((await mined(paid)).status).toBe("success")
-    expect([await balance(dave), await f.tokenBalance(dave)]).toEqual([1000n, 500n])
+    expect((await final("explicit", paid)).body.status).toBe("confirmed")
+    expect([await f.balance(dave), await f.tokenBalance(dave)]).toEqual([1000n, 500n])
     expect(paid.body.remainder).toEqual([])
   })
 
   it("refuses an asset address without contract code as 422 asset_not_a_token, and sends nothing", async () => {
-    const dave = freshAddress()
-    const notAToken = freshAddress()
+    const dave = getAddress(freshAddress())
+    const notAToken = getAddress(freshAddress())
     const refused = await disperse("explicit", {
       assets: [zeroAddress, notAToken],
       amounts: ["1000", "1"],
@@ -183,7 +201,7 @@ describe("payout disperse on a real anvil", () => {
     expect(refused.status).toBe(422)
     expect(refused.headers.get("retry-after")).toBeNull()
     expect(refused.body).toMatchObject({ code: "asset_not_a_token", asset: notAToken })
-    expect(await balance(dave)).toBe(0n)
+    expect(await f.balance(dave)).toBe(0n)
   })
 
   it("takes an all-uppercase address as it takes an all-lowercase one", async () => {
@@ -191,76 +209,79 @@ describe("payout disperse on a real anvil", () => {
     const upper = `0x${dave.slice(2).toUpperCase()}`
     const paid = await disperse("explicit", { assets: [zeroAddress], amounts: ["7"], recipients: [upper] })
     expect(paid.status).toBe(200)
-    expect((await mined(paid)).status).toBe("success")
-    expect(await balance(dave)).toBe(7n)
+    expect((await final("explicit", paid)).body.status).toBe("confirmed")
+    expect(await f.balance(dave)).toBe(7n)
   })
 
-  it("runs one payout for 20 concurrent requests without a key; the others find nothing to disperse", async () => {
-    const before = await balance(alice)
-    const answers = await Promise.all(Array.from({ length: 20 }, () => disperse("race")))
-    const ok = answers.filter((answer) => answer.status === 200)
-    expect(ok).toHaveLength(1)
-    expect(answers.filter((answer) => answer.body.code === "nothing_to_disperse")).toHaveLength(19)
-    await mined(ok[0] as (typeof answers)[number])
-    expect((await balance(alice)) - before).toBe(12_345n)
+  it("executes one of 20 concurrent plan payouts of a new account, and one of 20 of the deployed account", async () => {
+    const round = async (amount: bigint) => {
+      await f.fund(account.race, amount)
+      const before = await f.balance(alice)
+      const answers = await Promise.all(Array.from({ length: 20 }, () => disperse("race")))
+      const paid = answers.filter((answer) => answer.status === 200)
+      expect(paid).toHaveLength(1)
+      // The others find their turn taken (409) or, once the winner landed, nothing left (422): nothing sent.
+      for (const answer of answers.filter((a) => a.status !== 200)) {
+        expect([
+          [409, "payout_in_progress"],
+          [422, "nothing_to_disperse"]
+        ]).toContainEqual([answer.status, answer.body.code])
+      }
+      expect((await final("race", paid[0] as Answer)).body.status).toBe("confirmed")
+      await wait(300)
+      expect((await f.balance(alice)) - before).toBe(amount)
+      expect(await f.balance(account.race)).toBe(0n)
+    }
+    await round(12_345n)
+    await round(54_321n)
+    // Two operations in all, one per round; the EntryPoint executed no other.
+    expect(await f.executed(account.race)).toHaveLength(2)
   })
 
-  it("answers 20 concurrent requests with one Idempotency-Key with one transaction and 20 identical bodies", async () => {
-    const before = await balance(bob)
+  it("answers 20 concurrent requests with one Idempotency-Key with one operation and 20 identical bodies", async () => {
+    const before = await f.balance(bob)
     const headers = { "x-api-key": keys.main, "idempotency-key": "payout-idem-1" }
     const answers = await Promise.all(Array.from({ length: 20 }, () => disperse("idem", {}, headers)))
     expect(answers.map((answer) => answer.status)).toEqual(new Array(20).fill(200))
     expect(new Set(answers.map((answer) => JSON.stringify(answer.body))).size).toBe(1)
-    await mined(answers[0] as (typeof answers)[number])
-    expect((await balance(bob)) - before).toBe(999n)
+    expect((await final("idem", answers[0] as Answer)).body.status).toBe("confirmed")
+    expect((await f.balance(bob)) - before).toBe(999n)
+    // Replayed after it landed: the same payout, nothing sent.
+    const replay = await disperse("idem", {}, headers)
+    expect(replay.headers.get("idempotent-replayed")).toBe("true")
+    expect(replay.body.userOpHash).toBe(answers[0]?.body.userOpHash)
     const reused = await disperse("idem", { assets: [zeroAddress], amounts: ["1"], recipients: [bob] }, headers)
-    expect(reused.status).toBe(422)
-    expect(reused.body.code).toBe("idempotency_key_reused")
+    expect([reused.status, reused.body.code]).toEqual([422, "idempotency_key_reused"])
+    expect((await f.balance(bob)) - before).toBe(999n)
+    expect(await f.executed(account.idem)).toHaveLength(1)
   })
 
-  it("reports the payout's status by id", async () => {
+  it("reads the payout's status when asked, confirmed on the node; another account's path or key does not find it", async () => {
     const answer = await disperse("explicit", { assets: [zeroAddress], amounts: ["5"], recipients: [carol] })
-    const receipt = await mined(answer)
-    let status = await f.call(
-      "GET",
-      `/v1/anvil/account/${account.explicit}/payout/${String(answer.body.id)}`,
-      undefined,
-      {
-        "x-api-key": keys.main
-      }
-    )
-    for (let i = 0; i < 50 && status.body.status === "submitted"; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 20))
-      status = await f.call(
-        "GET",
-        `/v1/anvil/account/${account.explicit}/payout/${String(answer.body.id)}`,
-        undefined,
-        {
-          "x-api-key": keys.main
-        }
-      )
-    }
+    expect(answer.body.txHash).toBeUndefined()
+    const status = await final("explicit", answer)
+    const receipt = await f.devnet.publicClient.getTransactionReceipt({ hash: asHash(status.body.txHash) })
     expect(status.body).toMatchObject({
       id: answer.body.id,
+      userOpHash: answer.body.userOpHash,
       status: "confirmed",
-      blockNumber: Number(receipt.blockNumber)
+      blockNumber: Number(receipt.blockNumber),
+      gasUsed: expect.stringMatching(/^\d+$/)
     })
-    const elsewhere = await f.call(
-      "GET",
-      `/v1/anvil/account/${account.native}/payout/${String(answer.body.id)}`,
-      undefined,
-      {
-        "x-api-key": keys.main
-      }
-    )
-    expect(elsewhere.body.code).toBe("payout_not_found")
+    const read = (name: AccountName, key: string, network = "anvil") =>
+      f.call("GET", `/v1/${network}/account/${account[name]}/payout/${String(answer.body.id)}`, undefined, {
+        "x-api-key": key
+      })
+    expect((await read("native", keys.main)).body.code).toBe("payout_not_found")
+    expect((await read("explicit", keys.main, "live")).body.code).toBe("payout_not_found")
+    expect((await read("explicit", keys.otherAccount)).status).toBe(403)
+    expect((await read("explicit", keys.otherNetwork)).status).toBe(403)
   })
 
   it("refuses nothing to disperse, no plan, unknown networks and unknown accounts", async () => {
     expect((await disperse("unplanned")).body.code).toBe("no_payout_plan")
     const minimum = await disperse("native")
-    expect(minimum.status).toBe(422)
-    expect(minimum.body.code).toBe("nothing_to_disperse")
+    expect([minimum.status, minimum.body.code]).toEqual([422, "nothing_to_disperse"])
     expect(
       (await f.call("POST", `/v1/mainnet/account/${account.native}/payout/disperse`, {}, { "x-api-key": keys.main }))
         .body.code
@@ -281,6 +302,7 @@ describe("payout disperse on a real anvil", () => {
       [{ "x-api-key": keys.otherNetwork }, 403, "forbidden"],
       [{ "x-api-key": keys.otherAccount }, 403, "forbidden"]
     ]
+    const before = await f.balance(alice)
     for (const [headers, status, code] of cases) {
       const answer = await disperse("explicit", { assets: [zeroAddress], amounts: ["1"], recipients: [alice] }, headers)
       expect([answer.status, answer.body.code]).toEqual([status, code])
@@ -288,6 +310,89 @@ describe("payout disperse on a real anvil", () => {
     // A test key never moves funds on a live network, even one it names.
     const live = await f.call("POST", path("live", "live"), {}, { "x-api-key": keys.testOnLive })
     expect([live.status, live.body.code]).toEqual([403, "forbidden"])
+    expect(await f.balance(alice)).toBe(before)
+  })
+
+  it("runs a payout from a Safe that also has the customer's key as an owner; that key alone can move the funds too", async () => {
+    // The co-owner is part of the address: the Safe of the name alone is another account.
+    expect(automationAddress("shared")).not.toBe(account.shared)
+    const before = await f.balance(carol)
+    const answer = await disperse("shared")
+    expect(answer.status).toBe(200)
+    expect((await final("shared", answer)).body.status).toBe("confirmed")
+    expect((await f.balance(carol)) - before).toBe(parseEther("1"))
+    const owners = await f.devnet.publicClient.readContract({
+      address: account.shared,
+      abi: parseAbi([
+        "function getOwners() view returns (address[])",
+        "function getThreshold() view returns (uint256)"
+      ]),
+      functionName: "getOwners"
+    })
+    expect(owners.map((owner) => getAddress(owner))).toContain(customer.address)
+    expect(owners).toHaveLength(2)
+
+    // The customer signs an operation alone (sponsored by the devnet's paymaster) and sends it to the bundler.
+    await f.fund(account.shared, 777n)
+    const eve = freshAddress()
+    const gatewayOwner = owners.map((owner) => getAddress(owner)).find((owner) => owner !== customer.address)
+    const customerSafe = automationSafe(gatewayOwner ?? zeroAddress, {
+      accountKey: "shared",
+      coOwner: customer.address
+    })
+    expect(customerSafe.address).toBe(account.shared)
+    const bundler = makeJsonRpcBundler([{ chainId: f.devnet.chain.id, url: f.devnet.bundlerUrl }])
+    const block = await f.devnet.publicClient.getBlock()
+    const prepared = await Effect.runPromise(
+      prepareSafeOperation({
+        chainId: f.devnet.chain.id,
+        account: customerSafe,
+        calls: [{ to: eve, value: 777n, data: "0x" }],
+        deployed: true,
+        fees: { maxFeePerGas: (block.baseFeePerGas ?? 0n) * 2n + 1_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n },
+        signers: [customer],
+        sponsor: {
+          paymaster: f.devnet.deployment.contracts.verifyingPaymaster,
+          signer: f.devnet.paymasterSigner,
+          window: { validUntil: 0, validAfter: 0 }
+        }
+      }).pipe(Effect.provideService(Bundler, bundler))
+    )
+    await Effect.runPromise(
+      bundler.sendUserOperation(f.devnet.chain.id, prepared.op, customerSafe.contracts.entryPoint)
+    )
+    const deadline = Date.now() + 20_000
+    while ((await f.balance(eve)) === 0n && Date.now() < deadline) await wait(50)
+    expect(await f.balance(eve)).toBe(777n)
+  })
+
+  it("prints the gas of payouts of n recipients (native, token) from a deployed Safe", async () => {
+    const figures: Array<string> = []
+    // The first operation deploys the Safe.
+    const first = await disperse("gas", { assets: [zeroAddress], amounts: ["1"], recipients: [freshAddress()] })
+    figures.push(`1 native recipient, Safe deployed by it: ${(await final("gas", first)).body.gasUsed} gas`)
+    for (const [n, asset] of [
+      [1, zeroAddress],
+      [3, zeroAddress],
+      [20, zeroAddress],
+      [100, zeroAddress],
+      [1, "token"],
+      [20, "token"],
+      [100, "token"]
+    ] as const) {
+      const recipients = Array.from({ length: n }, () => freshAddress())
+      const assetOf = asset === "token" ? f.token : zeroAddress
+      const answer = await disperse("gas", {
+        assets: recipients.map(() => assetOf),
+        amounts: recipients.map(() => "1"),
+        recipients
+      })
+      expect(answer.status).toBe(200)
+      const done = await final("gas", answer)
+      expect(done.body.status).toBe("confirmed")
+      figures.push(`${n} ${asset === "token" ? "ERC-20" : "native"} recipients: ${done.body.gasUsed} gas`)
+    }
+    console.info(`payout gas (sponsored user operation, fresh recipients):\n  ${figures.join("\n  ")}`)
   })
 
   it("never writes a key to the log", () => {

@@ -11,6 +11,7 @@ const AccountJson = Schema.fromJsonString(
     address: Schema.String,
     network: Schema.String,
     accountKey: Schema.String,
+    coOwner: Schema.optionalKey(Schema.String),
     plan: Schema.optionalKey(PayoutPlan)
   })
 )

@@ -44,6 +44,13 @@ export const automationAccountsContract: ReadonlyArray<PortContractCase<Automati
       yield* expectEqual("without a plan", yield* accounts.find("anvil", OTHER_ADDRESS), planless)
     })
   ),
+  accountCase("keeps an account's co-owner (the customer's key, part of the Safe's address)", (accounts) =>
+    Effect.gen(function* () {
+      const shared = account({ coOwner: getAddress("0x00000000000000000000000000000000000000f1"), plan: PLAN })
+      yield* accounts.save(shared)
+      yield* expectEqual("with its co-owner", yield* accounts.find("anvil", ADDRESS), shared)
+    })
+  ),
   accountCase("finds an account by its address in any letter case", (accounts) =>
     Effect.gen(function* () {
       yield* accounts.save(account())
