@@ -8,6 +8,7 @@ import { privateKeyToAccount } from "viem/accounts"
 import { type Devnet, startDevnet } from "../../src/devnet/devnet"
 import { anvilDevKey } from "../../src/devnet/local"
 import { devAccount } from "../chain/fixture"
+import { startRpcProxy } from "../robustness/rpcProxy"
 
 export const MASTER_SECRET = "payout-tests-master-secret-0123456789abcdef"
 
@@ -117,10 +118,13 @@ export const startPayoutFixture = async (options: {
   readonly loggers?: ReadonlyArray<Logger.Logger<unknown, unknown>>
   /** The ports from the embedded ones (e.g. merged with Redis stores, a later layer wins). */
   readonly ports?: (embedded: Layer.Layer<GatewayPorts>) => Layer.Layer<GatewayPorts>
-  /** Changes to the network configs (a proxy's URL, say). */
+  /** Changes to the network configs (a bundler timeout, say). */
   readonly network?: (config: NetworkConfig) => NetworkConfig
+  /** Puts a fault-injecting JSON-RPC proxy between the gateway and the bundler. */
+  readonly bundlerProxy?: boolean
 }) => {
   const chain = await startPayoutDevnet()
+  const proxy = options.bundlerProxy === true ? await startRpcProxy(chain.devnet.bundlerUrl) : undefined
   const automationAccounts: ReadonlyArray<AutomationAccount> = options.accounts.map((wanted) => ({
     address: automationAddress(wanted.accountKey, wanted.coOwner),
     network: wanted.network ?? "anvil",
@@ -128,12 +132,14 @@ export const startPayoutFixture = async (options: {
     ...(wanted.coOwner === undefined ? {} : { coOwner: wanted.coOwner }),
     ...(wanted.plan === undefined ? {} : { plan: wanted.plan(chain.token) })
   }))
-  const networks = [devnetNetwork(chain.devnet), devnetNetwork(chain.devnet, { slug: "live", testnet: false })].map(
-    (config) => ({
-      ...(options.network?.(config) ?? config),
-      ...(options.spend === undefined ? {} : { spend: options.spend })
-    })
-  )
+  const bundlerUrl = proxy === undefined ? {} : { bundlerUrl: proxy.url }
+  const networks = [
+    devnetNetwork(chain.devnet, bundlerUrl),
+    devnetNetwork(chain.devnet, { slug: "live", testnet: false, ...bundlerUrl })
+  ].map((config) => ({
+    ...(options.network?.(config) ?? config),
+    ...(options.spend === undefined ? {} : { spend: options.spend })
+  }))
   const apiKeys = options.apiKeys(automationAccounts)
   const gateway: Gateway = makeGateway({
     ports: (options.ports ?? ((embedded) => embedded))(
@@ -170,9 +176,10 @@ export const startPayoutFixture = async (options: {
   }
   const stop = async () => {
     await gateway.dispose()
+    await proxy?.stop()
     await chain.devnet.stop()
   }
-  return { ...chain, automationAccounts, networks, gateway, call, final, stop }
+  return { ...chain, automationAccounts, networks, gateway, call, final, proxy, stop }
 }
 
 /** A hash as viem types it. */

@@ -1,0 +1,196 @@
+import { IdempotencyStore, makeApiKey, SecureRandom, StoreUnavailable, TransactionLog } from "@walletgate/core"
+import { Effect, Layer } from "effect"
+import { type Address, getAddress, parseEther, zeroAddress } from "viem"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { freshAddress } from "../chain/fixture"
+import { startPayoutFixture } from "./fixture"
+
+// Exactly once on the ERC-4337 pipeline: a payout's signed operation is recorded and linked to its Idempotency-Key
+// before it reaches the bundler, so a fault between any two steps either sent nothing or leaves one operation that
+// a retry re-sends as it was (same hash) and the EntryPoint executes once.
+type Fixture = Awaited<ReturnType<typeof startPayoutFixture>>
+
+/** Which store step fails while set. */
+let failing: "save" | "link" | "all" | undefined
+const failingWhen = <S extends object>(step: (name: string) => boolean, service: S): S =>
+  Object.fromEntries(
+    Object.entries(service).map(([name, method]) => [
+      name,
+      (...args: ReadonlyArray<unknown>) =>
+        Effect.suspend(() =>
+          step(name)
+            ? Effect.fail(new StoreUnavailable({ operation: name }))
+            : (method as (...args: ReadonlyArray<unknown>) => Effect.Effect<unknown, StoreUnavailable>)(...args)
+        )
+    ])
+  ) as S
+const flakyStores = Layer.mergeAll(
+  Layer.effect(
+    IdempotencyStore,
+    Effect.map(Effect.service(IdempotencyStore), (inner) =>
+      failingWhen((name) => failing === "all" || (failing === "link" && name === "link"), inner)
+    )
+  ).pipe(Layer.provide(IdempotencyStore.memory)),
+  Layer.effect(
+    TransactionLog,
+    Effect.map(Effect.service(TransactionLog), (inner) =>
+      failingWhen((name) => failing === "all" || (failing === "save" && name === "save"), inner)
+    )
+  ).pipe(Layer.provide(TransactionLog.memory))
+)
+
+describe("payout faults between recording and sending (anvil + alto behind a proxy)", () => {
+  let f: Fixture
+  let proxy: NonNullable<Fixture["proxy"]>
+  let key = ""
+  let account: Address
+  const recipient = getAddress(freshAddress())
+  beforeAll(async () => {
+    f = await startPayoutFixture({
+      bundlerProxy: true,
+      accounts: [
+        {
+          accountKey: "faults",
+          plan: () => ({
+            asset: zeroAddress,
+            recipients: [{ address: recipient, shareBps: 10_000 }],
+            minimumPayout: "1",
+            reserve: "0"
+          })
+        }
+      ],
+      apiKeys: (accounts) => {
+        const made = Effect.runSync(
+          makeApiKey({ mode: "test", networks: ["anvil"], accounts: accounts.map((one) => one.address) }).pipe(
+            Effect.provide(SecureRandom.crypto)
+          )
+        )
+        key = made.key
+        return [made.record]
+      },
+      // A bundler that does not answer is given up after 1 s.
+      network: (config) =>
+        config.erc4337 === undefined ? config : { ...config, erc4337: { ...config.erc4337, bundlerTimeoutMs: 1_000 } },
+      ports: (embedded) => Layer.mergeAll(embedded, flakyStores)
+    })
+    if (f.proxy === undefined) throw new Error("no bundler proxy")
+    proxy = f.proxy
+    account = f.automationAccounts[0]?.address as Address
+  })
+  afterAll(async () => {
+    await f?.stop()
+  })
+
+  const payout = (headers: Record<string, string> = {}, path = `/v1/anvil/account/${account}/payout/disperse`) =>
+    f.call("POST", path, {}, { "x-api-key": key, ...headers })
+  const landed = async (id: unknown) => (await f.final(account, id, key)).body
+
+  it("a store that fails between recording and sending: nothing is sent; a retry with the key pays once", async () => {
+    await f.fund(account, parseEther("1"))
+    for (const step of ["save", "link"] as const) {
+      failing = step
+      const refused = await payout({ "idempotency-key": `store-fault-${step}` })
+      failing = undefined
+      expect([refused.status, refused.body.code]).toEqual([503, "store_unavailable"])
+      expect(await f.executed(account)).toHaveLength(0)
+      expect(await f.balance(recipient)).toBe(0n)
+    }
+    const retried = await payout({ "idempotency-key": "store-fault-link" })
+    expect(retried.status).toBe(200)
+    expect((await landed(retried.body.id)).status).toBe("confirmed")
+    expect(await f.balance(recipient)).toBe(parseEther("1"))
+    expect(await f.executed(account)).toHaveLength(1)
+  })
+
+  it("a request that records and links its operation but never reaches the bundler: a retry re-sends the same operation, executed once", async () => {
+    await f.fund(account, 1000n)
+    const before = await f.balance(recipient)
+    // The bundler never sees the operation (the request stands as submitted): what a crash before the send leaves.
+    proxy.set({ _tag: "hangOn", method: "eth_sendUserOperation" })
+    const first = await payout({ "idempotency-key": "never-sent" })
+    proxy.set({ _tag: "pass" })
+    expect([first.status, first.body.status]).toEqual([200, "submitted"])
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(await f.balance(recipient)).toBe(before)
+    const retry = await payout({ "idempotency-key": "never-sent" })
+    expect(retry.body).toMatchObject({ id: first.body.id, userOpHash: first.body.userOpHash })
+    expect((await landed(first.body.id)).status).toBe("confirmed")
+    expect((await f.balance(recipient)) - before).toBe(1000n)
+    expect(await f.executed(account)).toHaveLength(2)
+  })
+
+  it("when the bundler's answer is lost, the payout stands as submitted and is made exactly once", async () => {
+    await f.fund(account, 2000n)
+    const before = await f.balance(recipient)
+    proxy.set({ _tag: "loseAnswerOf", method: "eth_sendUserOperation" })
+    const first = await payout({ "idempotency-key": "lost-answer" })
+    proxy.set({ _tag: "pass" })
+    expect([first.status, first.body.status]).toEqual([200, "submitted"])
+    expect((await landed(first.body.id)).status).toBe("confirmed")
+    const replay = await payout({ "idempotency-key": "lost-answer" })
+    expect(replay.body).toMatchObject({ id: first.body.id, userOpHash: first.body.userOpHash })
+    const again = await payout()
+    expect([again.status, again.body.code]).toEqual([422, "nothing_to_disperse"])
+    expect((await f.balance(recipient)) - before).toBe(2000n)
+    expect(await f.executed(account)).toHaveLength(3)
+  })
+
+  it("when the stores fail just after the send, the answer still carries the payout; a retry with the key gets it again", async () => {
+    await f.fund(account, 3000n)
+    const before = await f.balance(recipient)
+    proxy.set({
+      _tag: "afterWorkOf",
+      method: "eth_sendUserOperation",
+      hook: () => {
+        failing = "all"
+      }
+    })
+    const first = await payout({ "idempotency-key": "store-fails-after-send" })
+    proxy.set({ _tag: "pass" })
+    failing = undefined
+    expect(first.status).toBe(200)
+    expect(first.body).toMatchObject({ status: "submitted", account, network: "anvil" })
+    expect(first.body.userOpHash).toMatch(/^0x[0-9a-f]{64}$/)
+    const retry = await payout({ "idempotency-key": "store-fails-after-send" })
+    expect(retry.status).toBe(200)
+    expect(retry.headers.get("idempotent-replayed")).toBe("true")
+    expect(retry.body).toMatchObject({ id: first.body.id, userOpHash: first.body.userOpHash })
+    expect((await landed(first.body.id)).status).toBe("confirmed")
+    expect((await f.balance(recipient)) - before).toBe(3000n)
+    expect(await f.executed(account)).toHaveLength(4)
+  })
+
+  it("a replayed signed operation and one key under every spelling of the path pay once", async () => {
+    await f.fund(account, 4000n)
+    const before = await f.balance(recipient)
+    const headers = { "idempotency-key": "one-payout-many-spellings" }
+    const answers = []
+    for (const path of [
+      `/v1/anvil/account/${account}/payout/disperse`,
+      `/v1/31337/account/${account}/payout/disperse`,
+      `/v1/31337/account/${account.toLowerCase()}/payout/disperse`
+    ]) {
+      answers.push(await payout(headers, path))
+    }
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200])
+    expect(new Set(answers.map((answer) => answer.body.userOpHash)).size).toBe(1)
+    const done = await landed(answers[0]?.body.id)
+    expect(done.status).toBe("confirmed")
+    // Anyone who saw the signed operation sends it again to the bundler: refused, never executed twice.
+    const rpc = async (method: string, params: ReadonlyArray<unknown>) =>
+      (await (
+        await fetch(f.devnet.bundlerUrl, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params })
+        })
+      ).json()) as { result?: { userOperation?: unknown; entryPoint?: string }; error?: unknown }
+    const seen = await rpc("eth_getUserOperationByHash", [answers[0]?.body.userOpHash])
+    expect(seen.result?.userOperation).toBeDefined()
+    const replayed = await rpc("eth_sendUserOperation", [seen.result?.userOperation, seen.result?.entryPoint])
+    expect(replayed.error).toBeDefined()
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect((await f.balance(recipient)) - before).toBe(4000n)
+    expect(await f.executed(account)).toHaveLength(5)
+  })
+})
