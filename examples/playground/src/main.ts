@@ -1,5 +1,6 @@
 // The walletgate playground: every endpoint on the embedded defaults, behind Express, on PORT (3000), with
-// a local anvil chain that has walletgate's contracts deployed. Configuration comes from the environment
+// a local devnet: anvil with the ERC-4337 contracts (EntryPoint, Safe), the operator's paymaster and walletgate's
+// own contracts, and the alto bundler beside it. Configuration comes from the environment
 // (see the README); an invalid variable stops it at start.
 import { randomBytes } from "node:crypto"
 import {
@@ -24,9 +25,10 @@ import {
 } from "@walletgate/core/config"
 import {
   anvilDevKey,
+  anvilMnemonic,
   deployTestToken,
   predictAccountAddress,
-  startLocalNetwork,
+  startDevnet,
   sweeperArtifact,
   testTokenArtifact
 } from "@walletgate/core/devnet"
@@ -36,7 +38,7 @@ import { RedisStores } from "@walletgate/redis"
 import { Config, Effect, Layer, Option, Redacted } from "effect"
 import express from "express"
 import { createWalletClient, type Hash, http, maxUint256, parseEther, parseUnits, zeroAddress } from "viem"
-import { privateKeyToAccount } from "viem/accounts"
+import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts"
 
 // A development secret, public by being in this file: wallets made with it are only for the local chain.
 const DEV_MASTER_SECRET = "walletgate-playground-development-master-secret"
@@ -70,7 +72,10 @@ const providerNames = (() => {
   }
 })()
 
-const chain = await startLocalNetwork()
+// The SMS settings are checked before the devnet starts (≈ 10 s): a wrong one stops the playground at once.
+await Effect.runPromise(Effect.scoped(Layer.build(smsSenderFromEnv))).catch(fail)
+
+const chain = await startDevnet()
 
 // A demo automation account with a payout plan (60/40 to anvil dev accounts 5 and 6), funded with 1 ETH,
 // and a test API key for it.
@@ -89,16 +94,17 @@ const demoKey = Effect.runSync(
     Effect.provide(SecureRandom.crypto)
   )
 )
-// Dust sweeping: three test tokens held by a demo holder (anvil dev account 7). It approved the sweeper for
-// all its DUST, and a taker (dev account 8) swept 4 DUST at the operator's (dev account 1) rate of 0.00002
-// ETH per DUST; USDX is priced but not approved; NOPR has no price.
+// Dust sweeping: three test tokens held by a demo holder (account 10 of anvil's mnemonic). It approved the sweeper
+// for all its DUST, and a taker (account 11) swept 4 DUST at the operator's (dev account 1) rate of 0.00002 ETH per
+// DUST; USDX is priced but not approved; NOPR has no price. Dev accounts 5 to 8 send alto's bundles: not used here.
 const walletOf = (index: number) =>
   createWalletClient({
     chain: chain.publicClient.chain,
     transport: http(chain.anvil.rpcUrl),
-    account: privateKeyToAccount(anvilDevKey(index))
+    account: mnemonicToAccount(anvilMnemonic, { addressIndex: index })
   })
-const [deployer, operator, dustHolder, taker] = [walletOf(0), walletOf(1), walletOf(7), walletOf(8)]
+const [deployer, operator, dustHolder, taker] = [walletOf(0), walletOf(1), walletOf(10), walletOf(11)]
+for (const funded of [dustHolder, taker]) await chain.setBalance(funded.account.address, parseEther("10"))
 const mined = (hash: Hash) => chain.publicClient.waitForTransactionReceipt({ hash })
 const dustToken = async (symbol: string, decimals: number, held: string) => {
   const address = await deployTestToken(deployer, chain.publicClient, { name: `${symbol} (test)`, symbol, decimals })
@@ -217,6 +223,7 @@ const server = app.listen(settings.port, settings.host, (error) => {
   const base = `http://${settings.host}:${port}`
   console.log(`walletgate playground listening on ${base}
 local chain (anvil, chain id ${chain.network.chainId}, network "${chain.network.slug}") at ${chain.anvil.rpcUrl}
+bundler (alto, ERC-4337 EntryPoint v0.7 ${chain.deployment.contracts.entryPoint}) at ${chain.bundlerUrl}; paymaster ${chain.deployment.contracts.verifyingPaymaster} sponsors the wallets' gas
 state: ${Option.isSome(settings.redisUrl) ? "Redis (REDIS_URL)" : "in memory (set REDIS_URL to keep it in Redis)"}
 demo app: client_id ${demoApp.clientId} client_secret ${demoApp.clientSecret} (test mode, providers ${providerNames.join(", ")})
 demo automation account ${automationAddress} (1 ETH; plan: 60/40, reserve 0.1 ETH), test API key ${demoKey.key}

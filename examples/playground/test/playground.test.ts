@@ -39,8 +39,18 @@ const start = (env: Record<string, string>) => {
 describe("the playground (npm start)", () => {
   it("walks through the README: phone sign-in, an access token, and a kernel tx moving test ETH", async () => {
     const playground = start({})
-    const [, base] = (await playground.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/)) as RegExpMatchArray
+    const [, base] = (await playground.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/, 90_000)) as RegExpMatchArray
     const [, rpcUrl] = (await playground.waitFor(/at (http:\/\/127\.0\.0\.1:\d+)/)) as RegExpMatchArray
+    // The banner shows the bundler, and it answers for the EntryPoint it names.
+    const [, entryPoint, bundlerUrl] = (await playground.waitFor(
+      /bundler \(alto, ERC-4337 EntryPoint v0\.7 (0x[0-9a-fA-F]{40})\) at (http:\/\/127\.0\.0\.1:\d+)/
+    )) as RegExpMatchArray
+    const supported = await fetch(bundlerUrl as string, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_supportedEntryPoints", params: [] })
+    })
+    expect(((await supported.json()) as { result: Array<string> }).result).toEqual([entryPoint])
     const [, clientId, clientSecret] = (await playground.waitFor(
       /client_id (\S+) client_secret (\S+)/
     )) as RegExpMatchArray
@@ -131,7 +141,7 @@ describe("the playground (npm start)", () => {
     ])
     playground.child.kill("SIGTERM")
     expect(await playground.exited).toBe(0)
-  })
+  }, 120_000)
 
   it.each([
     [{ WALLETGATE_SMS: "carrier-pigeon" }, "WALLETGATE_SMS"],

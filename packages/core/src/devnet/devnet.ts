@@ -1,4 +1,5 @@
 import {
+  type Address,
   type Chain,
   createPublicClient,
   createWalletClient,
@@ -8,15 +9,19 @@ import {
   parseEther
 } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
+import type { ChainContracts } from "../chain/contracts"
+import type { NetworkConfig } from "../chain/networks"
 import { type AltoInstance, startAlto } from "./alto"
 import { type AnvilInstance, anvilMnemonic, startAnvil } from "./anvil"
 import { type ChainReader, deployErc4337Contracts, type Erc4337Deployment, type OperatorClient } from "./deploy"
-import { anvilDevKey } from "./local"
+import { anvilDevKey, deployLocalContracts } from "./local"
 
 /** Options of {@link startDevnet}. */
 export interface DevnetOptions {
   /** The chain id of the node; 31337 when absent (it needs a presigned Safe singleton factory deployment). */
   readonly chainId?: number
+  /** The network's slug in {@link Devnet.network}; `anvil` when absent. */
+  readonly slug?: string
 }
 
 /** A local anvil node with the ERC-4337 contracts, the operator's paymaster and an alto bundler beside it. */
@@ -32,11 +37,20 @@ export interface Devnet {
   readonly operator: LocalAccount
   /** Dev account 4: signs paymaster sponsorships. */
   readonly paymasterSigner: LocalAccount
+  /**
+   * The gateway's configuration of this network (a test network): its bundler and the operator's paymaster, which
+   * sponsors every operation, and walletgate's own contracts and relayer (dev account 2) for the payouts.
+   */
+  readonly network: NetworkConfig
+  /** walletgate's own contracts (the payouts' batch accounts, disperse and sweeper). */
+  readonly contracts: ChainContracts
+  /** Sets an address's ETH balance (anvil's `anvil_setBalance`): test funds for the local chain only. */
+  readonly setBalance: (address: Address, wei: bigint) => Promise<void>
   /** Stops alto, then anvil; idempotent. */
   readonly stop: () => Promise<void>
 }
 
-/** Dev accounts of the devnet (anvil's mnemonic): 0–2 and 9 serve the existing local network. */
+/** Dev accounts of the devnet (anvil's mnemonic): 0–2 and 9 serve walletgate's own contracts (`deployLocalContracts`). */
 const operatorIndex = 3
 const paymasterSignerIndex = 4
 const executorIndexes = [5, 6, 7] as const
@@ -44,7 +58,7 @@ const utilityIndex = 8
 
 /**
  * Starts anvil on a free port, deploys the ERC-4337 contracts and a VerifyingPaymaster (10 ETH deposit, 1 ETH
- * stake) from dev account 3, and starts alto beside it; `stop()` stops both, and a failure on the way stops what
+ * stake) from dev account 3 and walletgate's own contracts from dev account 0, and starts alto beside it; `stop()` stops both, and a failure on the way stops what
  * was started.
  */
 export const startDevnet = async (options: DevnetOptions = {}): Promise<Devnet> => {
@@ -70,6 +84,7 @@ export const startDevnet = async (options: DevnetOptions = {}): Promise<Devnet> 
       depositWei: parseEther("10"),
       stakeWei: parseEther("1")
     })
+    const local = await deployLocalContracts(anvil, options.slug === undefined ? {} : { slug: options.slug })
     const alto = await startAlto({
       rpcUrl: anvil.rpcUrl,
       entryPoints: [deployment.contracts.entryPoint],
@@ -88,6 +103,18 @@ export const startDevnet = async (options: DevnetOptions = {}): Promise<Devnet> 
       deployment,
       operator,
       paymasterSigner,
+      network: {
+        ...local.network,
+        erc4337: {
+          bundlerUrl: alto.bundlerUrl,
+          paymaster: {
+            address: deployment.contracts.verifyingPaymaster,
+            signerKey: anvilDevKey(paymasterSignerIndex)
+          }
+        }
+      },
+      contracts: local.contracts,
+      setBalance: local.setBalance,
       stop: () => {
         stopping ??= alto.stop().finally(() => anvil.stop())
         return stopping

@@ -36,49 +36,60 @@ export interface LocalNetwork {
 }
 
 /**
- * Starts anvil on a free port and deploys the contracts: dev account 0 deploys, dev account
- * 2 is the relayer, dev account 1 operates the sweeper and dev account 9 takes its fees (2.5 %).
+ * Deploys walletgate's own contracts on `anvil`: dev account 0 deploys, dev account 2 is the relayer, dev account 1
+ * operates the sweeper and dev account 9 takes its fees (2.5 %). The network it gives has no ERC-4337 pipeline.
+ */
+export const deployLocalContracts = async (
+  anvil: AnvilInstance,
+  options: { readonly slug?: string } = {}
+): Promise<Omit<LocalNetwork, "stop">> => {
+  const chain = defineChain({
+    id: anvil.chainId,
+    name: "anvil",
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [anvil.rpcUrl] } }
+  })
+  const transport = http(anvil.rpcUrl)
+  const publicClient = createPublicClient({ chain, transport, pollingInterval: 20 })
+  const deployer = createWalletClient({
+    chain,
+    transport,
+    account: mnemonicToAccount(anvilMnemonic, { addressIndex: 0 })
+  })
+  const contracts = await deployContracts(deployer, publicClient, {
+    operator: mnemonicToAccount(anvilMnemonic, { addressIndex: 1 }).address,
+    feeRecipient: mnemonicToAccount(anvilMnemonic, { addressIndex: 9 }).address,
+    feeBps: 250
+  })
+  return {
+    anvil,
+    contracts,
+    publicClient,
+    setBalance: (address, wei) =>
+      createTestClient({ chain, mode: "anvil", transport }).setBalance({ address, value: wei }),
+    network: {
+      slug: options.slug ?? "anvil",
+      chainId: anvil.chainId,
+      rpcUrl: anvil.rpcUrl,
+      testnet: true,
+      contracts,
+      relayerKey: anvilDevKey(2),
+      pollingIntervalMs: 20
+    }
+  }
+}
+
+/**
+ * Starts anvil on a free port and deploys walletgate's contracts ({@link deployLocalContracts}). Without a
+ * bundler: `startDevnet` starts the network with its ERC-4337 pipeline.
  */
 export const startLocalNetwork = async (
   options: { readonly slug?: string; readonly chainId?: number } = {}
 ): Promise<LocalNetwork> => {
   const anvil = await startAnvil(options.chainId === undefined ? {} : { chainId: options.chainId })
   try {
-    const chain = defineChain({
-      id: anvil.chainId,
-      name: "anvil",
-      nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-      rpcUrls: { default: { http: [anvil.rpcUrl] } }
-    })
-    const transport = http(anvil.rpcUrl)
-    const publicClient = createPublicClient({ chain, transport, pollingInterval: 20 })
-    const deployer = createWalletClient({
-      chain,
-      transport,
-      account: mnemonicToAccount(anvilMnemonic, { addressIndex: 0 })
-    })
-    const contracts = await deployContracts(deployer, publicClient, {
-      operator: mnemonicToAccount(anvilMnemonic, { addressIndex: 1 }).address,
-      feeRecipient: mnemonicToAccount(anvilMnemonic, { addressIndex: 9 }).address,
-      feeBps: 250
-    })
-    return {
-      anvil,
-      contracts,
-      publicClient,
-      setBalance: (address, wei) =>
-        createTestClient({ chain, mode: "anvil", transport }).setBalance({ address, value: wei }),
-      network: {
-        slug: options.slug ?? "anvil",
-        chainId: anvil.chainId,
-        rpcUrl: anvil.rpcUrl,
-        testnet: true,
-        contracts,
-        relayerKey: anvilDevKey(2),
-        pollingIntervalMs: 20
-      },
-      stop: anvil.stop
-    }
+    const local = await deployLocalContracts(anvil, options.slug === undefined ? {} : { slug: options.slug })
+    return { ...local, stop: anvil.stop }
   } catch (error) {
     await anvil.stop()
     throw error

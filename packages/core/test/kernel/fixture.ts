@@ -18,9 +18,8 @@ import {
 import {
   anvilMnemonic,
   deployTestToken,
-  type LocalNetwork,
   predictAccountAddress,
-  startLocalNetwork,
+  startDevnet,
   testTokenArtifact
 } from "@walletgate/core/devnet"
 import type { ApiKeyRecord, AutomationAccount, PayoutPlan } from "@walletgate/core/payout"
@@ -44,7 +43,10 @@ export const TEST_PHONE = "+15005550006"
 export const OTHER_PHONE = "+15005550007"
 export const TEST_CODE = "123456"
 
-/** A gateway on a fresh anvil with one app (test mode, granted `phone`), plus helpers to call it and read the chain. */
+/**
+ * A gateway on a fresh devnet (anvil, alto, the ERC-4337 contracts and the operator's paymaster) with one app
+ * (test mode, granted `phone`), plus helpers to call it and read the chain.
+ */
 export const startKernelFixture = async (
   extra: {
     /** The deployment's external identity providers. */
@@ -68,7 +70,7 @@ export const startKernelFixture = async (
     readonly loggers?: ReadonlyArray<Logger.Logger<unknown, unknown>>
   } = {}
 ) => {
-  const local: LocalNetwork = await startLocalNetwork()
+  const local = await startDevnet()
   const chain = defineChain({
     id: local.network.chainId,
     name: "anvil",
