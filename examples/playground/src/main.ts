@@ -13,7 +13,7 @@ import {
   SecureRandom
 } from "@walletgate/core"
 import { hashClientSecret } from "@walletgate/core/auth"
-import { accountSalt, automationIdentity, deriveOwnerKey } from "@walletgate/core/chain"
+import { automationIdentity, deriveOwnerKey } from "@walletgate/core/chain"
 import {
   clientStatusesFromEnv,
   hostFromEnv,
@@ -27,12 +27,11 @@ import {
   anvilDevKey,
   anvilMnemonic,
   deployTestToken,
-  predictAccountAddress,
   startDevnet,
   sweeperArtifact,
   testTokenArtifact
 } from "@walletgate/core/devnet"
-import { makeApiKey } from "@walletgate/core/payout"
+import { automationSafe, makeApiKey } from "@walletgate/core/payout"
 import { walletgate } from "@walletgate/express"
 import { RedisStores } from "@walletgate/redis"
 import { Config, Effect, Layer, Option, Redacted } from "effect"
@@ -81,12 +80,8 @@ const chain = await startDevnet()
 // and a test API key for it.
 const automationDemo = automationIdentity("demo")
 const automationOwner = privateKeyToAccount(deriveOwnerKey(settings.masterSecret, automationDemo)).address
-const automationAddress = await predictAccountAddress(
-  chain.publicClient,
-  chain.contracts.walletFactory,
-  automationOwner,
-  accountSalt(automationDemo)
-)
+// Its Safe's address is known before it is deployed: its first payout deploys it, sponsored by the paymaster.
+const automationAddress = automationSafe(automationOwner, { accountKey: "demo" }).address
 const [payee1, payee2] = [5, 6].map((index) => privateKeyToAccount(anvilDevKey(index)).address)
 await chain.setBalance(automationAddress, parseEther("1"))
 const demoKey = Effect.runSync(

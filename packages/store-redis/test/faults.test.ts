@@ -15,17 +15,11 @@ import {
   UserId,
   UserStore
 } from "@walletgate/core"
-import { accountSalt, automationIdentity, deriveOwnerKey } from "@walletgate/core/chain"
-import { predictAccountAddress, startLocalNetwork } from "@walletgate/core/devnet"
-import { hashApiKey } from "@walletgate/core/payout"
 import { SmsOutbox } from "@walletgate/core/testing"
 import { type RedisStorePorts, RedisStores } from "@walletgate/redis"
 import { Effect, Fiber, Layer, Logger, ManagedRuntime } from "effect"
 import { Redis } from "ioredis"
-import { parseEther, zeroAddress } from "viem"
-import { privateKeyToAccount } from "viem/accounts"
 import { afterEach, describe, expect, it } from "vitest"
-import { startRpcProxy } from "../../core/test/robustness/rpcProxy"
 import { eventually, SIGN_IN, serve, VERIFY } from "./http"
 import { type RedisServer, startRedisServer } from "./redis-server"
 
@@ -390,91 +384,5 @@ describe("a gateway on Redis over Express when Redis fails", () => {
       "sign-in works again",
       async () => (await http.post(SIGN_IN, { phone: "+14169671111" })).status === 200
     )
-  })
-})
-
-describe("a payout on Redis when Redis stops answering just after the broadcast", () => {
-  it("answers with the payout's id and hash; a retry with the key gets them again and one without pays nothing more", async () => {
-    const MASTER = "redis-faults-master-secret-0123456789abcdef"
-    const API_KEY = "wg_test_redisfaults_00000000000000000000000000000000000"
-    const recipient = "0x000000000000000000000000000000000000beef"
-    const server = await startServer()
-    const local = await startLocalNetwork()
-    cleanups.push(() => local.stop())
-    const proxy = await startRpcProxy(local.anvil.rpcUrl)
-    cleanups.push(() => proxy.stop())
-    const identity = automationIdentity("redis-faults")
-    const owner = privateKeyToAccount(deriveOwnerKey(MASTER, identity)).address
-    const account = await predictAccountAddress(
-      local.publicClient,
-      local.contracts.walletFactory,
-      owner,
-      accountSalt(identity)
-    )
-    await local.setBalance(account, parseEther("1"))
-    await storesOn(server).runPromise(
-      Effect.all([
-        ApiKeyStore.use((store) =>
-          store.save({
-            id: API_KEY.slice(8, 20),
-            mode: "test",
-            hash: hashApiKey(API_KEY),
-            networks: ["anvil"],
-            accounts: [account.toLowerCase()],
-            createdAt: 0
-          })
-        ),
-        AutomationAccounts.use((accounts) =>
-          accounts.save({
-            address: account,
-            network: "anvil",
-            accountKey: "redis-faults",
-            plan: {
-              asset: zeroAddress,
-              recipients: [{ address: recipient, shareBps: 10_000 }],
-              minimumPayout: "1",
-              reserve: "0"
-            }
-          })
-        )
-      ])
-    )
-    const gateway = makeGateway({
-      ports: Layer.mergeAll(
-        embeddedPorts({ masterSecret: MASTER, networks: [{ ...local.network, rpcUrl: proxy.url }] }),
-        RedisStores.layer({ url: server.url, commandTimeoutMs: 200, lockWaitMs: 500 })
-      ),
-      loggers: []
-    })
-    const http = await serve(gateway)
-    cleanups.push(http.close)
-    const path = `/v1/anvil/account/${account}/payout/disperse`
-    const relayer = privateKeyToAccount(local.network.relayerKey).address
-    const sentBefore = await local.publicClient.getTransactionCount({ address: relayer })
-
-    // The node takes the transaction; Redis stops answering before the gateway hears back from the node.
-    proxy.set({ _tag: "afterWorkOf", method: "eth_sendRawTransaction", hook: () => server.freeze() })
-    const first = await http.post(path, {}, { "x-api-key": API_KEY, "idempotency-key": "redis-after-broadcast" })
-    server.thaw()
-    proxy.set({ _tag: "pass" })
-    const body = (await first.json()) as Record<string, unknown>
-    expect(first.status).toBe(200)
-    expect(body).toMatchObject({ status: "submitted", account })
-    expect(body.txHash).toMatch(/^0x[0-9a-f]{64}$/)
-    await local.publicClient.waitForTransactionReceipt({ hash: body.txHash as `0x${string}` })
-    await eventually("the stores answer again", answers(storesOn(server)))
-
-    const retry = await http.post(path, {}, { "x-api-key": API_KEY, "idempotency-key": "redis-after-broadcast" })
-    expect(retry.status).toBe(200)
-    expect(retry.headers.get("idempotent-replayed")).toBe("true")
-    expect(await retry.json()).toMatchObject({ id: body.id, txHash: body.txHash })
-    // Without the key: nothing left to pay, or the account's lock (not freed while Redis was away) still held.
-    const keyless = await http.post(path, {}, { "x-api-key": API_KEY })
-    expect([
-      [422, "nothing_to_disperse"],
-      [503, "store_unavailable"]
-    ]).toContainEqual([keyless.status, ((await keyless.json()) as Record<string, unknown>).code])
-    expect(await local.publicClient.getBalance({ address: recipient })).toBe(parseEther("1"))
-    expect(await local.publicClient.getTransactionCount({ address: relayer })).toBe(sentBefore + 1)
   })
 })

@@ -1,4 +1,5 @@
-import { IdempotencyStore, makeApiKey, SecureRandom, StoreUnavailable, TransactionLog } from "@walletgate/core"
+import { IdempotencyStore, SecureRandom, StoreUnavailable, TransactionLog } from "@walletgate/core"
+import { makeApiKey } from "@walletgate/core/payout"
 import { Effect, Layer } from "effect"
 import { type Address, getAddress, parseEther, zeroAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
