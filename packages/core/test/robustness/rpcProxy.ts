@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net"
 
 /**
  * How the proxy treats requests: pass them, answer late, answer garbage, refuse, never answer (any request,
- * or one method's), lose one method's answer, or run `hook` once the node did one method's work and before its answer goes back.
+ * or one method's, telling `onHang`), lose one method's answer, or run `hook` once the node did one method's work and before its answer goes back.
  */
 export type ProxyMode =
   | { readonly _tag: "pass" }
@@ -11,7 +11,7 @@ export type ProxyMode =
   | { readonly _tag: "slow"; readonly ms: number }
   | { readonly _tag: "garbage" }
   | { readonly _tag: "hang" }
-  | { readonly _tag: "hangOn"; readonly method: string }
+  | { readonly _tag: "hangOn"; readonly method: string; readonly onHang?: () => void }
   | { readonly _tag: "loseAnswerOf"; readonly method: string }
   | { readonly _tag: "afterWorkOf"; readonly method: string; readonly hook: () => Promise<void> | void }
 
@@ -30,7 +30,10 @@ export const startRpcProxy = async (target: string) => {
       }
       // The connection stays open and silent until the proxy stops.
       if (current._tag === "hang") return
-      if (current._tag === "hangOn" && body.toString().includes(`"${current.method}"`)) return
+      if (current._tag === "hangOn" && body.toString().includes(`"${current.method}"`)) {
+        current.onHang?.()
+        return
+      }
       if (current._tag === "garbage") {
         res.writeHead(200, { "content-type": "application/json" })
         res.end("<html>not json-rpc</html>")

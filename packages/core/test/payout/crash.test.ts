@@ -1,0 +1,154 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import {
+  ApiKeyStore,
+  AutomationAccounts,
+  automationIdentity,
+  automationSafe,
+  deriveOwnerKey,
+  makeApiKey,
+  SecureRandom
+} from "@walletgate/core"
+import { RedisStores } from "@walletgate/redis"
+import { Effect, Layer } from "effect"
+import { type Address, getAddress, zeroAddress } from "viem"
+import { privateKeyToAccount } from "viem/accounts"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type RedisServer, startRedisServer } from "../../../store-redis/test/redis-server"
+import { freshAddress } from "../chain/fixture"
+import { startRpcProxy } from "../robustness/rpcProxy"
+import { devnetNetwork, MASTER_SECRET, startPayoutDevnet } from "./fixture"
+
+// A gateway process killed (SIGKILL) after it recorded a payout's signed operation and linked it to the
+// Idempotency-Key, before the bundler got it; another process on the same Redis, retried with the same key, sends
+// that same operation (same hash) and the EntryPoint executes it once. The processes run the built packages.
+const child = fileURLToPath(new URL("./crashChild.ts", import.meta.url))
+const PREFIX = "crash:"
+
+type Chain = Awaited<ReturnType<typeof startPayoutDevnet>>
+
+describe("a payout whose gateway process dies between recording and sending", () => {
+  let chain: Chain
+  let redis: RedisServer
+  let proxy: Awaited<ReturnType<typeof startRpcProxy>>
+  let key = ""
+  let account: Address
+  const recipient = getAddress(freshAddress())
+  const processes: Array<ChildProcess> = []
+
+  beforeAll(async () => {
+    chain = await startPayoutDevnet()
+    redis = await startRedisServer()
+    proxy = await startRpcProxy(chain.devnet.bundlerUrl)
+    const owner = privateKeyToAccount(deriveOwnerKey(MASTER_SECRET, automationIdentity("crash"))).address
+    account = automationSafe(owner, { accountKey: "crash" }).address
+    const made = Effect.runSync(
+      makeApiKey({ mode: "test", networks: ["anvil"], accounts: [account] }).pipe(Effect.provide(SecureRandom.crypto))
+    )
+    key = made.key
+    // The account and the key, as the operator registered them in Redis.
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        yield* (yield* ApiKeyStore).save(made.record)
+        yield* (yield* AutomationAccounts).save({
+          address: account,
+          network: "anvil",
+          accountKey: "crash",
+          plan: {
+            asset: zeroAddress,
+            recipients: [{ address: recipient, shareBps: 10_000 }],
+            minimumPayout: "1",
+            reserve: "0"
+          }
+        })
+      }).pipe(Effect.provide(Layer.fresh(RedisStores.layer({ url: redis.url, keyPrefix: PREFIX }))))
+    )
+    await chain.fund(account, 5_000n)
+  })
+  afterAll(async () => {
+    for (const one of processes) one.kill("SIGKILL")
+    await proxy?.stop()
+    await redis?.stop()
+    await chain?.devnet.stop()
+  })
+
+  /** Starts a gateway process on the shared Redis, its bundler behind the proxy; resolves with its base URL. */
+  const startGateway = () =>
+    new Promise<{ readonly base: string; readonly process: ChildProcess }>((resolve, reject) => {
+      const started = spawn(process.execPath, [child], {
+        env: {
+          ...process.env,
+          REDIS_URL: redis.url,
+          REDIS_PREFIX: PREFIX,
+          PAYOUT_MASTER_SECRET: MASTER_SECRET,
+          PAYOUT_NETWORKS: JSON.stringify([devnetNetwork(chain.devnet, { bundlerUrl: proxy.url })])
+        },
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      processes.push(started)
+      let output = ""
+      started.stdout?.on("data", (chunk: Buffer) => {
+        output += chunk.toString()
+        const port = /listening (\d+)/.exec(output)?.[1]
+        if (port !== undefined) resolve({ base: `http://127.0.0.1:${port}`, process: started })
+      })
+      started.stderr?.on("data", (chunk: Buffer) => {
+        output += chunk.toString()
+      })
+      started.once("exit", (code) => reject(new Error(`the gateway process exited (${code}): ${output}`)))
+    })
+
+  const payout = (base: string, idempotencyKey?: string) =>
+    fetch(`${base}/v1/anvil/account/${account}/payout/disperse`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "x-api-key": key,
+        ...(idempotencyKey === undefined ? {} : { "idempotency-key": idempotencyKey })
+      },
+      body: "{}"
+    })
+
+  it("is sent once, as it was recorded, by a retry with the same key on a restarted gateway", async () => {
+    const first = await startGateway()
+    let hung: () => void = () => {}
+    const atTheBundler = new Promise<void>((resolve) => {
+      hung = resolve
+    })
+    // The bundler never gets the operation: the process dies while its eth_sendUserOperation is on the way.
+    proxy.set({ _tag: "hangOn", method: "eth_sendUserOperation", onHang: () => hung() })
+    const request = payout(first.base, "crash-1").catch((error: unknown) => error)
+    await atTheBundler
+    first.process.kill("SIGKILL")
+    expect(await request).toBeInstanceOf(Error)
+    proxy.set({ _tag: "pass" })
+    expect(await chain.executed(account)).toHaveLength(0)
+    expect(await chain.balance(recipient)).toBe(0n)
+
+    const second = await startGateway()
+    const retried = await payout(second.base, "crash-1")
+    expect(retried.status).toBe(200)
+    const body = (await retried.json()) as Record<string, unknown>
+    expect(body).toMatchObject({ status: "submitted", userOpHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) })
+    let status: Record<string, unknown> = body
+    const deadline = Date.now() + 20_000
+    while (status.status === "submitted" && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      const read = await fetch(`${second.base}/v1/anvil/account/${account}/payout/${String(body.id)}`, {
+        headers: { "x-api-key": key }
+      })
+      status = (await read.json()) as Record<string, unknown>
+    }
+    expect(status).toMatchObject({ status: "confirmed", userOpHash: body.userOpHash })
+    const executed = await chain.executed(account)
+    expect(executed.map((event) => event.args.userOpHash)).toEqual([body.userOpHash])
+    expect(await chain.balance(recipient)).toBe(5_000n)
+
+    // Again with the key: the same payout; without it: nothing left to pay.
+    const again = (await (await payout(second.base, "crash-1")).json()) as Record<string, unknown>
+    expect(again).toMatchObject({ id: body.id, userOpHash: body.userOpHash })
+    const keyless = (await (await payout(second.base)).json()) as Record<string, unknown>
+    expect(keyless.code).toBe("nothing_to_disperse")
+    expect(await chain.executed(account)).toHaveLength(1)
+  })
+})

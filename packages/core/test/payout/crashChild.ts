@@ -1,0 +1,38 @@
+// A gateway process for the crash test (crash.test.ts): the built @walletgate/core and @walletgate/redis, state on
+// the Redis of REDIS_URL, networks from PAYOUT_NETWORKS (JSON), served over HTTP on 127.0.0.1 and a free port,
+// which it prints as `listening <port>`. The test kills it with SIGKILL.
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import { embeddedPorts, makeGateway } from "@walletgate/core"
+import { RedisStores } from "@walletgate/redis"
+import { Layer } from "effect"
+
+const networks = JSON.parse(process.env.PAYOUT_NETWORKS ?? "[]")
+const gateway = makeGateway({
+  ports: Layer.mergeAll(
+    embeddedPorts({ masterSecret: process.env.PAYOUT_MASTER_SECRET ?? "", networks }),
+    RedisStores.layer({ url: process.env.REDIS_URL ?? "", keyPrefix: process.env.REDIS_PREFIX ?? "" })
+  ),
+  loggers: []
+})
+
+const server = createServer((request, response) => {
+  const chunks: Array<Buffer> = []
+  request.on("data", (chunk: Buffer) => chunks.push(chunk))
+  request.on("end", async () => {
+    const headers = new Headers()
+    for (const [name, value] of Object.entries(request.headers)) if (typeof value === "string") headers.set(name, value)
+    const answer = await gateway.fetch(
+      new Request(`http://gateway.test${request.url ?? "/"}`, {
+        method: request.method ?? "GET",
+        headers,
+        ...(chunks.length === 0 ? {} : { body: Buffer.concat(chunks) })
+      })
+    )
+    response.writeHead(answer.status, Object.fromEntries(answer.headers))
+    response.end(await answer.text())
+  })
+})
+server.listen(0, "127.0.0.1", () => {
+  console.log(`listening ${(server.address() as AddressInfo).port}`)
+})
