@@ -1,14 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
-import {
-  ApiKeyStore,
-  AutomationAccounts,
-  automationIdentity,
-  automationSafe,
-  deriveOwnerKey,
-  makeApiKey,
-  SecureRandom
-} from "@walletgate/core"
+import { ApiKeyStore, AutomationAccounts, SecureRandom } from "@walletgate/core"
+import { automationIdentity, deriveOwnerKey } from "@walletgate/core/chain"
+import { automationSafe, makeApiKey } from "@walletgate/core/payout"
 import { RedisStores } from "@walletgate/redis"
 import { Effect, Layer } from "effect"
 import { type Address, getAddress, zeroAddress } from "viem"
