@@ -8,8 +8,12 @@ import { buildHandler } from "../scripts/build"
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url))
 
-/** Measured at 754 KiB (README): the bound leaves a third for growth and fails on a bundling accident. */
-const MAX_BUNDLE_BYTES = 1024 * 1024
+/**
+ * Measured at 754 KiB (README), then 1,255,384 bytes once payouts build Safe accounts: the Safe registries of
+ * `@safe-global/safe-deployments` and `-modules-deployments` (the canonical addresses) are bundled with them. The
+ * bound leaves room for growth and fails on a bundling accident.
+ */
+const MAX_BUNDLE_BYTES = 1536 * 1024
 
 describe("examples/lambda", () => {
   it("bundles the handler into one file, and the bundle answers an HTTP API v2 sign-in in a fresh process", async () => {
