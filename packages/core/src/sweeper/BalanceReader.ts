@@ -24,6 +24,8 @@ export interface TokenHolding extends TokenMetadata {
 export interface Holdings {
   /** The block every value was read in. */
   readonly blockNumber: bigint
+  /** That block's time, in Unix seconds. */
+  readonly time: number
   /** The native balance, in wei. */
   readonly eth: bigint
   /** The sweeper contract's fee, in basis points of the ETH a taker pays. */
@@ -79,7 +81,7 @@ export class BalanceReader extends Context.Service<
     BalanceReader.of({
       holdings: (network, holder, tokens) => {
         const calls: Array<ContractFunctionParameters> = [
-          { address: BLOCK_PROBE, abi: blockProbeAbi, functionName: "blockNumber" },
+          { address: BLOCK_PROBE, abi: blockProbeAbi, functionName: "block" },
           {
             address: network.contracts.multicall,
             abi: multicallArtifact.abi,
@@ -93,15 +95,15 @@ export class BalanceReader extends Context.Service<
           ])
         ]
         return read(network, "holdings", calls, {
-          // The block number comes from code placed at BLOCK_PROBE for this call only (an eth_call state
-          // override), so the values and the block they were read in arrive in one round trip.
+          // The block's number and time come from code placed at BLOCK_PROBE for this call only (an eth_call
+          // state override), so the values and the block they were read in arrive in one round trip.
           stateOverride: [{ address: BLOCK_PROBE, code: BLOCK_PROBE_CODE }],
           // viem splits a multicall at 1 024 bytes of calldata by default; 0 keeps it one eth_call.
           batchSize: 0
         }).pipe(
           Effect.flatMap((results) =>
             Effect.gen(function* () {
-              const blockNumber = yield* required(network, results, 0, Predicate.isBigInt, "block number")
+              const [blockNumber, time] = yield* required(network, results, 0, isBigIntPair, "block number and time")
               const eth = yield* required(network, results, 1, Predicate.isBigInt, "ETH balance")
               const feeBps = yield* required(network, results, 2, Predicate.isBigInt, "sweeper fee")
               const holdings: Array<TokenHolding> = []
@@ -114,7 +116,7 @@ export class BalanceReader extends Context.Service<
                   ...metadataAt(results, at + 2)
                 })
               }
-              return { blockNumber, eth, feeBps: Number(feeBps), tokens: holdings }
+              return { blockNumber, time: Number(time), eth, feeBps: Number(feeBps), tokens: holdings }
             })
           )
         )
@@ -169,9 +171,16 @@ export class BalanceReader extends Context.Service<
 
 /** Where the block-number probe's code is placed for one call: an address with no code of its own. */
 const BLOCK_PROBE: Address = "0x000000000000000000000000000000000000b10c"
-/** `NUMBER PUSH1 0 MSTORE PUSH1 32 PUSH1 0 RETURN`: answers the block number, whatever the calldata. */
-const BLOCK_PROBE_CODE: Hex = "0x4360005260206000f3"
-const blockProbeAbi = parseAbi(["function blockNumber() view returns (uint256)"])
+/**
+ * `NUMBER PUSH1 0 MSTORE TIMESTAMP PUSH1 32 MSTORE PUSH1 64 PUSH1 0 RETURN`: answers the block's number and time,
+ * whatever the calldata.
+ */
+const BLOCK_PROBE_CODE: Hex = "0x436000524260205260406000f3"
+const blockProbeAbi = parseAbi(["function block() view returns (uint256, uint256)"])
+
+/** The probe's answer, as viem decodes two outputs: a pair of integers. */
+const isBigIntPair = (value: unknown): value is readonly [bigint, bigint] =>
+  Array.isArray(value) && value.length === 2 && value.every(Predicate.isBigInt)
 
 type CallResult = { readonly status: "success"; readonly result: unknown } | { readonly status: "failure" }
 

@@ -90,7 +90,7 @@ export class SweeperLookups extends Context.Service<
           index.lastTransfers(target.id, address),
           index.sweeps(target.id, address)
         ])
-        const native = holdings.eth === 0n ? [] : [nativeEntry(network, holdings.eth, prices.eth)]
+        const native = holdings.eth === 0n ? [] : [nativeEntry(network, holdings.eth, prices.eth, holdings.time)]
         const entries = holdings.tokens.flatMap((holding, at) => {
           const token = tokens[at]
           if (token === undefined || holding.balance === 0n) return []
@@ -267,9 +267,10 @@ const tokenEntry = (
 
 /**
  * The native coin's entry: `unsupported`, as it is not on the token list (sweeps pay in it); its address
- * is the zero address, as the payout endpoints name the native coin; no Transfer event tells its last move.
+ * is the zero address, as the payout endpoints name the native coin. No Transfer event tells its last move,
+ * so `last_transferred_at` (a string in SPEC §2.2) is the time of the block its balance was read in.
  */
-const nativeEntry = (network: Network, wei: bigint, ethPrice: number): PortfolioEntry => {
+const nativeEntry = (network: Network, wei: bigint, ethPrice: number, readAt: number): PortfolioEntry => {
   const symbol = network.publicClient.chain.nativeCurrency.symbol
   const amount = Number(formatEther(wei))
   return {
@@ -281,7 +282,7 @@ const nativeEntry = (network: Network, wei: bigint, ethPrice: number): Portfolio
       eth_value: roundedNumber(amount, ETH_DECIMALS)
     },
     quote_rate: ethPrice,
-    last_transferred_at: null,
+    last_transferred_at: iso(readAt),
     sweeping_value: { usd: 0, eth: 0 }
   }
 }

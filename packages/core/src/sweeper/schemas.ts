@@ -37,7 +37,7 @@ export const PortfolioEntry = Schema.Struct({
   }),
   /** The token's USD price. */
   quote_rate: Schema.NullOr(Schema.Finite),
-  /** The last Transfer of this token to or from the address. */
+  /** The last Transfer of this token to or from the address; the native coin's: the time its balance was read. */
   last_transferred_at: Schema.NullOr(IsoTimestamp),
   /** What the holder would receive: the value less the sweeper's fee; 0 for an unsupported token. */
   sweeping_value: Schema.Struct({ usd: Schema.Finite, eth: Schema.Finite })

@@ -145,6 +145,8 @@ export const startSweeperChain = async () => {
           value
         })
       ),
+    /** Sends a raw JSON-RPC request to anvil (`evm_increaseTime`, `anvil_setBalance`…). */
+    anvil,
     setBalance: (address: Address, wei: bigint) => anvil("anvil_setBalance", [address, toHex(wei)]),
     mine: (blocks = 1) => anvil("anvil_mine", [toHex(blocks)]),
     /** The ISO 8601 time of a block, read from the node. */

@@ -68,11 +68,12 @@ describe("dust-sweeping lookups on a real anvil", () => {
       "APPR"
     ])
     // ETH is not on the token list (sweeps pay in it): unsupported, nothing to receive. 0.75 × 2 000 = 1 500.
+    // No Transfer event tells its moves: its time is the block the balance was read in, the head (SPEC §2.2: a string).
     expect(entry(body, "ETH")).toEqual({
       token: { symbol: "ETH", contract_address: zeroAddress, status: "unsupported" },
       balance: { amount: 0.75, asset_type: "ETH", usd_value: 1500, eth_value: 0.75 },
       quote_rate: ETH_USD,
-      last_transferred_at: null,
+      last_transferred_at: await chain.blockTime(await chain.publicClient.getBlockNumber()),
       sweeping_value: { usd: 0, eth: 0 }
     })
     // No allowance: sweepable. 12.5 × $0.08 = $1; / 2 000 = 0.0005 ETH; less 2.5 %: $0.975, 0.0004875 ETH.
@@ -103,6 +104,15 @@ describe("dust-sweeping lookups on a real anvil", () => {
       balance: { amount: 4, usd_value: 8, eth_value: 0.004 },
       sweeping_value: { usd: 7.8, eth: 0.0039 }
     })
+  })
+
+  it("gives the native coin's entry the time of the block its balance was read in, as a string", async () => {
+    await chain.anvil("evm_increaseTime", [3600])
+    await chain.mine()
+    const head = await chain.publicClient.getBlockNumber()
+    const answer = await wallet()
+    const eth = entry(answer.body, "ETH") as { last_transferred_at: unknown }
+    expect(eth.last_transferred_at).toBe(await chain.blockTime(head))
   })
 
   it("answers money as JSON numbers without float noise: 3.25 × $1 less 2.5 % is 3.16875, not 3.1687499999999997", async () => {
