@@ -4,6 +4,7 @@ import {
   allConformanceCases,
   declaredLengthCases,
   makeConformanceGateway,
+  refusedBodyThenNext,
   runConformance,
   SmsOutbox,
   sendOverHttp,
@@ -78,6 +79,27 @@ describe("a body declared larger than the limit, through Express", () => {
         expect(Object.entries(results).filter(([, problems]) => problems.length > 0)).toEqual([])
         // The next request, on a new connection, is answered as usual.
         expect((await fetch(`${server.url}${mounted}/functions/v1/.well-known/jwks.json`)).status).toBe(200)
+      } finally {
+        await server.close()
+        await gateway.dispose()
+      }
+    })
+  }
+})
+
+describe("a refused body and the next request on the same pooled connection, through Express", () => {
+  for (const framing of ["declared", "chunked"] as const) {
+    it(`answers 413, then the next request 200 (body of 2 MB, ${framing} length)`, async () => {
+      const gateway = makeConformanceGateway()
+      const server = await listen(express().use(walletgate(gateway)))
+      try {
+        const outcome = await refusedBodyThenNext(server.url, {
+          path: "/functions/v1/signInWithOTP",
+          nextPath: "/functions/v1/.well-known/jwks.json",
+          bytes: 2 * 1024 * 1024,
+          framing
+        })
+        expect(outcome).toEqual({ refused: { status: 413, connection: "close" }, next: 200 })
       } finally {
         await server.close()
         await gateway.dispose()

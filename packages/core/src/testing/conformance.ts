@@ -872,3 +872,61 @@ const parseAnswer = (raw: string): ConformanceResponse | undefined => {
   const length = headers["content-length"]
   return { status, headers, setCookie, body: length === undefined ? rest : rest.slice(0, Number(length)) }
 }
+
+/** What {@link refusedBodyThenNext} saw: the refused request's answer, and the next request's status. */
+export interface RefusedBodyOutcome {
+  readonly refused: { readonly status: number; readonly connection: string | undefined }
+  readonly next: number
+}
+
+/**
+ * Sends a body of `bytes` (over the limit) to `${baseUrl}${path}` on a keep-alive `node:http` agent of one
+ * socket, with its `Content-Length` declared or chunked, then a GET of `${baseUrl}${nextPath}` on the same agent:
+ * a server that leaves the refused body unread on a connection it keeps would reset the next request
+ * (`ECONNRESET`). Rejects when either request fails on the wire.
+ */
+export const refusedBodyThenNext = async (
+  baseUrl: string,
+  options: {
+    readonly path: string
+    readonly nextPath: string
+    readonly bytes: number
+    readonly framing: "declared" | "chunked"
+  }
+): Promise<RefusedBodyOutcome> => {
+  const { Agent, request } = await import("node:http")
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+  const send = (method: string, path: string, body?: Uint8Array) =>
+    new Promise<{ readonly status: number; readonly connection: string | undefined }>((resolve, reject) => {
+      const url = new URL(`${baseUrl}${path}`)
+      const headers: Record<string, string> = { "content-type": "application/json" }
+      if (body !== undefined) {
+        if (options.framing === "declared") headers["content-length"] = String(body.byteLength)
+        else headers["transfer-encoding"] = "chunked"
+      }
+      const sent = request(
+        { host: url.hostname, port: url.port, method, path: `${url.pathname}${url.search}`, agent, headers },
+        (response) => {
+          response.resume()
+          response.on("error", reject)
+          response.on("end", () =>
+            resolve({ status: response.statusCode ?? 0, connection: response.headers.connection })
+          )
+        }
+      )
+      sent.on("error", reject)
+      if (body === undefined) sent.end()
+      else {
+        // Chunked: the body in pieces, as a client streaming an upload sends it.
+        for (let at = 0; at < body.byteLength; at += 65_536) sent.write(body.subarray(at, at + 65_536))
+        sent.end()
+      }
+    })
+  try {
+    const refused = await send("POST", options.path, new Uint8Array(options.bytes).fill(0x61))
+    const next = await send("GET", options.nextPath)
+    return { refused, next: next.status }
+  } finally {
+    agent.destroy()
+  }
+}

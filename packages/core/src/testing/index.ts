@@ -17,6 +17,8 @@ export {
   declaredLengthCases,
   httpDetailCases,
   makeConformanceGateway,
+  type RefusedBodyOutcome,
+  refusedBodyThenNext,
   responseOfFetch,
   runConformance,
   sendOverHttp,

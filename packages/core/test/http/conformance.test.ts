@@ -1,8 +1,12 @@
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import { Readable } from "node:stream"
 import { embeddedPorts, type Gateway, makeGateway } from "@walletgate/core"
 import { readBodyWithin } from "@walletgate/core/adapter"
 import {
   type ConformanceRequest,
   makeConformanceGateway,
+  refusedBodyThenNext,
   responseOfFetch,
   runConformance,
   SmsOutbox
@@ -172,4 +176,55 @@ describe("the per-IP sign-in cap through gateway.fetch", () => {
     // Another client with no address is refused too: one shared budget.
     expect(await signIn(gateway, 22)).toBe(429)
   })
+})
+
+/**
+ * `gateway.fetch` behind a `node:http` server, as a fetch-style runtime on Node serves it: the request's body is the
+ * socket's stream, the answer's headers (`Connection: close` among them) are written as they are.
+ */
+const serveFetch = async (gateway: Gateway) => {
+  const server = createServer((req, res) => {
+    const body = req.method === "GET" || req.method === "HEAD" ? undefined : (Readable.toWeb(req) as ReadableStream)
+    const headers = new Headers()
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (typeof value === "string") headers.set(name, value)
+    }
+    const request = new Request(`http://${req.headers.host}${req.url}`, {
+      method: req.method ?? "GET",
+      headers,
+      ...(body === undefined ? {} : { body, duplex: "half" })
+    })
+    void gateway.fetch(request, { remoteAddress: "127.0.0.1" }).then(async (response) => {
+      res.writeHead(response.status, Object.fromEntries(response.headers))
+      res.end(Buffer.from(await response.arrayBuffer()))
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+}
+
+describe("a refused body and the next request on the same pooled connection, through gateway.fetch", () => {
+  for (const framing of ["declared", "chunked"] as const) {
+    it(`answers 413, then the next request 200 (body of 2 MB, ${framing} length)`, async () => {
+      const gateway = makeConformanceGateway()
+      const server = await serveFetch(gateway)
+      try {
+        const outcome = await refusedBodyThenNext(server.url, {
+          path: "/functions/v1/signInWithOTP",
+          nextPath: "/functions/v1/.well-known/jwks.json",
+          bytes: 2 * 1024 * 1024,
+          framing
+        })
+        expect(outcome).toEqual({ refused: { status: 413, connection: "close" }, next: 200 })
+      } finally {
+        server.closeAllConnections?.()
+        await server.close()
+        await gateway.dispose()
+      }
+    })
+  }
 })
