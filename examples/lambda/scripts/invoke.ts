@@ -1,5 +1,5 @@
 // Invokes the bundled handler once, in this fresh process, with an event file, as Lambda would:
-// `node scripts/invoke.ts events/sign-in.json`. The result is printed last, as one JSON line.
+// `npm run invoke -w @walletgate/example-lambda -- events/sign-in.json` (the file relative to examples/lambda). The result is printed last, as one JSON line.
 import { readFile } from "node:fs/promises"
 import type { LambdaHttpHandler } from "@walletgate/lambda"
 

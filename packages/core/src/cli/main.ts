@@ -24,6 +24,53 @@ const USAGE = `usage:
 options:
   --file <path>   the key file (default: $WALLETGATE_KEYS_FILE or ./walletgate-keys.json)`
 
+/** What `--help` prints, for the CLI itself and for each group and command (`walletgate keys create --help`). */
+const HELP: Readonly<Record<string, string>> = {
+  "": `walletgate: operator commands of a walletgate deployment.
+
+${USAGE}
+
+Run 'walletgate <command> --help' for one command.`,
+  keys: `walletgate keys: API keys of the automation interface (X-API-KEY), kept hashed in a JSON file.
+
+usage:
+  walletgate keys create --network <slug> --account <address> [--mode live|test]
+  walletgate keys list
+  walletgate keys revoke <key id>
+options:
+  --file <path>   the key file (default: $WALLETGATE_KEYS_FILE or ./walletgate-keys.json)`,
+  "keys create": `walletgate keys create: makes an API key for automation accounts on networks, prints it once.
+
+usage:
+  walletgate keys create --network <slug> [--network …] --account <address> [--account …] [--mode live|test]
+options:
+  --network <slug>     a network the key may pay out on (repeat for several)
+  --account <address>  an automation account the key may pay out from (repeat for several)
+  --mode live|test     a live or a test key (default live)
+  --file <path>        the key file (default: $WALLETGATE_KEYS_FILE or ./walletgate-keys.json)`,
+  "keys list": `walletgate keys list: every key of the file, without the keys themselves (id, mode, state, use).
+
+usage:
+  walletgate keys list [--file <path>]`,
+  "keys revoke": `walletgate keys revoke: revokes a key by its id (as 'keys list' shows it).
+
+usage:
+  walletgate keys revoke <key id>
+  walletgate keys revoke -- <key id>   (an id that begins with "-")
+options:
+  --file <path>   the key file (default: $WALLETGATE_KEYS_FILE or ./walletgate-keys.json)`,
+  providers: `walletgate providers: the external identity providers a deployment registers.
+
+usage:
+  walletgate providers check <file>`,
+  "providers check": `walletgate providers check: builds the identity providers a file describes, as a gateway would at start,
+and lists them; exits 1 naming the first invalid entry.
+
+usage:
+  walletgate providers check <file>   (a JSON array of { name, issuer, audience, jwksUrl, algorithms, subjectClaim? },
+                                       as WALLETGATE_IDENTITY_PROVIDERS holds it)`
+}
+
 const fail = (message: string): never => {
   process.stderr.write(`walletgate: ${message}\n${USAGE}\n`)
   process.exit(1)
@@ -37,7 +84,8 @@ const { values, positionals } = (() => {
         network: { type: "string", multiple: true },
         account: { type: "string", multiple: true },
         mode: { type: "string" },
-        file: { type: "string" }
+        file: { type: "string" },
+        help: { type: "boolean", short: "h" }
       }
     })
   } catch (error) {
@@ -47,6 +95,15 @@ const { values, positionals } = (() => {
 
 const file = values.file ?? process.env.WALLETGATE_KEYS_FILE ?? "walletgate-keys.json"
 const [group, command, ...rest] = positionals
+if (values.help === true || group === "help" || group === undefined) {
+  // `walletgate help keys create` reads as `walletgate keys create --help`.
+  const topic = (group === "help" ? positionals.slice(1, 3) : positionals.slice(0, 2)).join(" ")
+  const help = HELP[topic] ?? HELP[topic.split(" ")[0] ?? ""]
+  if (help === undefined) fail(`no command ${topic}`)
+  process.stdout.write(`${help}\n`)
+  // Nothing else runs: '--help' never creates, lists or revokes.
+  process.exit(group === undefined && values.help !== true ? 1 : 0)
+}
 if (group !== "keys" && group !== "providers") fail("unknown command")
 
 const run = <A, E>(effect: Effect.Effect<A, E, ApiKeyStore | SecureRandom>) =>

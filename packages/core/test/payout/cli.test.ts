@@ -146,3 +146,47 @@ describe("walletgate providers check (CLI)", () => {
     expect(check({ acme })).toMatchObject({ status: 1, output: expect.stringContaining("expected a JSON array") })
   })
 })
+
+describe("walletgate --help (CLI)", () => {
+  it("answers --help for itself and for each command, on stdout with status 0, and runs nothing", () => {
+    const before = (() => {
+      try {
+        return readFileSync(file, "utf8")
+      } catch {
+        return ""
+      }
+    })()
+    const topics: Array<[args: ReadonlyArray<string>, says: string]> = [
+      [["--help"], "walletgate keys create"],
+      [["-h"], "walletgate providers check"],
+      [["help"], "walletgate keys list"],
+      [["keys", "--help"], "walletgate keys revoke <key id>"],
+      [["keys", "create", "--help"], "--mode live|test"],
+      [["keys", "list", "--help"], "without the keys themselves"],
+      [["keys", "revoke", "--help"], "walletgate keys revoke -- <key id>"],
+      [["providers", "--help"], "walletgate providers check <file>"],
+      [["providers", "check", "--help"], "exits 1 naming the first invalid entry"],
+      [["help", "keys", "create"], "--account <address>"]
+    ]
+    for (const [args, says] of topics) {
+      const answer = walletgate(...args)
+      expect({ args, status: answer.status }).toEqual({ args, status: 0 })
+      expect(answer.output).toContain(says)
+    }
+    // `keys create --help` with every option given still creates nothing.
+    expect(walletgate("keys", "create", "--network", "anvil", "--account", ACCOUNT, "--help").status).toBe(0)
+    const after = (() => {
+      try {
+        return readFileSync(file, "utf8")
+      } catch {
+        return ""
+      }
+    })()
+    expect(after).toBe(before)
+  })
+
+  it("exits 1 with the usage for no command and for an unknown one", () => {
+    expect(walletgate()).toMatchObject({ status: 1 })
+    expect(walletgate("nonsense", "--help")).toMatchObject({ status: 1, output: expect.stringContaining("usage:") })
+  })
+})
