@@ -1,24 +1,33 @@
 // walletgate as one AWS Lambda function. This module runs once per container, at cold start: the gateway
 // and its layers are built here, so warm invocations pay nothing for setup. `handler` answers API Gateway
 // (REST and HTTP API), ALB and function URL events alike.
-import { embeddedPorts, makeGateway, SigningKeys } from "@walletgate/core"
-import { smsSenderFromEnv } from "@walletgate/core/config"
+import { embeddedPorts, makeGateway } from "@walletgate/core"
+import {
+  issuerFromEnv,
+  optionalMasterSecretFromEnv,
+  signingKeysFromEnv,
+  smsSenderFromEnv
+} from "@walletgate/core/config"
 import { createHandler } from "@walletgate/lambda"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 
-const issuer = process.env.WALLETGATE_ISSUER ?? "walletgate"
-const signingKey = process.env.WALLETGATE_SIGNING_KEY ?? ""
-const masterSecret = process.env.WALLETGATE_MASTER_SECRET ?? ""
+// Every setting is read through the core's configuration (docs/configuration.md): a bad one fails the cold start
+// with an Error naming it, what is wrong and a valid example, never a secret's value.
+const { issuer, masterSecret } = await Effect.runPromise(
+  Effect.all({ issuer: issuerFromEnv, masterSecret: optionalMasterSecretFromEnv })
+)
 
 const gateway = makeGateway({
   ports: Layer.mergeAll(
     // Every container must derive the same wallets: without a master secret, each makes its own.
-    embeddedPorts({ issuer, ...(masterSecret === "" ? {} : { masterSecret }) }),
-    // WALLETGATE_SMS=console|twilio|webhook and its variables (see the README).
+    embeddedPorts({ issuer, ...Option.match(masterSecret, { onNone: () => ({}), onSome: (value) => ({ masterSecret: value }) }) }),
+    // WALLETGATE_SMS=console|twilio|webhook and its variables.
     smsSenderFromEnv,
-    // A configured key keeps tokens valid across containers and cold starts; without one, each container
+    // WALLETGATE_SIGNING_KEY keeps tokens valid across containers and cold starts; without one, each container
     // makes its own.
-    signingKey === "" ? Layer.empty : SigningKeys.fromPrivateKey({ issuer, algorithm: "EdDSA", privateKey: signingKey })
+    signingKeysFromEnv(issuer)
   )
 })
 

@@ -21,6 +21,7 @@ import {
   masterSecretFromEnv,
   operatorTokenFromEnv,
   portFromEnv,
+  redisUrlFromEnv,
   smsSenderFromEnv
 } from "@walletgate/core/config"
 import {
@@ -34,7 +35,7 @@ import {
 import { automationSafe, makeApiKey } from "@walletgate/core/payout"
 import { walletgate } from "@walletgate/express"
 import { RedisStores } from "@walletgate/redis"
-import { Config, Effect, Layer, Option, Redacted } from "effect"
+import { Effect, Layer, Option, Redacted } from "effect"
 import express from "express"
 import { createWalletClient, type Hash, http, maxUint256, parseEther, parseUnits, zeroAddress } from "viem"
 import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts"
@@ -43,7 +44,7 @@ import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts"
 const DEV_MASTER_SECRET = "walletgate-playground-development-master-secret"
 
 const fail = (error: unknown): never => {
-  console.error(`walletgate playground: invalid configuration: ${String(error)}`)
+  console.error(`walletgate playground: invalid configuration: ${error instanceof Error ? error.message : String(error)}`)
   process.exit(1)
 }
 
@@ -54,7 +55,7 @@ const settings = await Effect.runPromise(
       host: yield* hostFromEnv,
       masterSecret: yield* masterSecretFromEnv(DEV_MASTER_SECRET),
       identityProviders: yield* identityProvidersFromEnv,
-      redisUrl: yield* Config.option(Config.URL("REDIS_URL")),
+      redisUrl: yield* redisUrlFromEnv,
       operatorToken: yield* operatorTokenFromEnv,
       clientStatuses: yield* clientStatusesFromEnv
     }
@@ -74,6 +75,7 @@ const providerNames = (() => {
 // The SMS settings are checked before the devnet starts (≈ 10 s): a wrong one stops the playground at once.
 await Effect.runPromise(Effect.scoped(Layer.build(smsSenderFromEnv))).catch(fail)
 
+console.log("starting the local chain (anvil, the bundler) and deploying the contracts…")
 const chain = await startDevnet()
 
 // A demo automation account with a payout plan (60/40 to anvil dev accounts 5 and 6), funded with 1 ETH,

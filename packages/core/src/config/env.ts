@@ -5,29 +5,111 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type { ClientStatuses } from "../auth/clientStatuses"
+import { importPKCS8 } from "jose"
 import { ExternalIssuerConfig } from "../auth/IdentityProviders"
+import { SigningKeys } from "../auth/SigningKeys"
 import { SmsSender } from "../otp/SmsSender"
+
+/**
+ * A setting of the environment that cannot be used: the message names the setting, says what is wrong and shows
+ * a valid value. A secret's value is never in it. An `Error`, so that hosts (Lambda's init among them) report it
+ * with its message and stack.
+ */
+export class ConfigurationError extends Error {
+  override readonly name = "ConfigurationError"
+  /** The variable at fault, e.g. `TWILIO_AUTH_TOKEN`. */
+  readonly setting: string
+  constructor(setting: string, message: string) {
+    super(message)
+    this.setting = setting
+  }
+}
+
+/** How a setting is described in its errors: what a valid value is, an example, and whether its value is secret. */
+interface SettingDoc {
+  readonly name: string
+  readonly expected: string
+  readonly example: string
+  readonly secret?: boolean
+  /** Why it is needed, when another setting asks for it (e.g. `WALLETGATE_SMS=twilio needs it`). */
+  readonly neededBy?: string
+}
+
+/** Whether a schema issue, anywhere inside, is a missing key. */
+const isMissing = (issue: unknown): boolean => {
+  if (typeof issue !== "object" || issue === null) return false
+  const tagged = issue as { readonly _tag?: unknown; readonly issue?: unknown; readonly issues?: unknown }
+  if (tagged._tag === "MissingKey") return true
+  if (tagged.issue !== undefined && isMissing(tagged.issue)) return true
+  return Array.isArray(tagged.issues) && tagged.issues.some(isMissing)
+}
+
+/** The {@link ConfigurationError} of a `ConfigError` reading `doc`'s setting. */
+const explain = (error: Config.ConfigError, doc: SettingDoc): ConfigurationError => {
+  const cause = error.cause
+  const missing = cause._tag === "SchemaError" && isMissing(cause.issue)
+  const detail =
+    cause._tag === "SourceError"
+      ? "could not be read"
+      : missing
+        ? "is not set"
+        : // A schema's message may quote the value: only a setting that is not secret shows it.
+          doc.secret === true
+          ? "is invalid"
+          : `is invalid (${cause.message.replace(/\s+/g, " ")})`
+  const needed = doc.neededBy === undefined ? "" : ` (${doc.neededBy})`
+  return new ConfigurationError(
+    doc.name,
+    `${doc.name} ${detail}${needed}: expected ${doc.expected}, for example ${doc.name}=${doc.example}`
+  )
+}
+
+/** Reads `config`, failing with a {@link ConfigurationError} that describes `doc`'s setting. */
+const read = <A>(config: Config.Config<A>, doc: SettingDoc): Effect.Effect<A, ConfigurationError> =>
+  Effect.mapError(config.asEffect(), (error) => explain(error, doc))
 
 /**
  * The SMS sender named by the environment (the one place that reads it):
  * `WALLETGATE_SMS=console|twilio|webhook` (default `console`); for `twilio`: `TWILIO_ACCOUNT_SID`,
  * `TWILIO_AUTH_TOKEN`, `TWILIO_FROM` (number or `MG…` sid), optional `TWILIO_API_BASE`; for `webhook`:
  * `WALLETGATE_SMS_WEBHOOK_URL`, optional `WALLETGATE_SMS_WEBHOOK_SECRET`. A missing or invalid variable
- * fails the layer with a `ConfigError` naming it.
+ * fails the layer with a {@link ConfigurationError} naming it.
  */
-export const smsSenderFromEnv: Layer.Layer<SmsSender, Config.ConfigError> = Layer.unwrap(
+export const smsSenderFromEnv: Layer.Layer<SmsSender, ConfigurationError> = Layer.unwrap(
   Effect.gen(function* () {
-    const kind = yield* Config.Literals(["console", "twilio", "webhook"], "WALLETGATE_SMS").pipe(
-      Config.withDefault("console" as const)
+    const kind = yield* read(
+      Config.Literals(["console", "twilio", "webhook"], "WALLETGATE_SMS").pipe(Config.withDefault("console" as const)),
+      { name: "WALLETGATE_SMS", expected: "console, twilio or webhook", example: "twilio" }
     )
     switch (kind) {
       case "console":
         return SmsSender.console()
       case "twilio": {
-        const accountSid = yield* Config.NonEmptyString("TWILIO_ACCOUNT_SID")
-        const authToken = yield* Config.Redacted("TWILIO_AUTH_TOKEN")
-        const from = yield* Config.NonEmptyString("TWILIO_FROM")
-        const apiBase = yield* Config.option(Config.URL("TWILIO_API_BASE"))
+        const neededBy = "WALLETGATE_SMS=twilio needs it"
+        const accountSid = yield* read(Config.NonEmptyString("TWILIO_ACCOUNT_SID"), {
+          name: "TWILIO_ACCOUNT_SID",
+          expected: "the Twilio account's SID (AC and 32 hex digits)",
+          example: "AC0123456789abcdef0123456789abcdef",
+          neededBy
+        })
+        const authToken = yield* read(Config.Redacted(Config.NonEmptyString("TWILIO_AUTH_TOKEN")), {
+          name: "TWILIO_AUTH_TOKEN",
+          expected: "the Twilio account's auth token (secret)",
+          example: "<the token from the Twilio console>",
+          secret: true,
+          neededBy
+        })
+        const from = yield* read(Config.NonEmptyString("TWILIO_FROM"), {
+          name: "TWILIO_FROM",
+          expected: "the sending number in E.164 or a Messaging Service SID (MG…)",
+          example: "+15005550006",
+          neededBy
+        })
+        const apiBase = yield* read(Config.option(Config.URL("TWILIO_API_BASE")), {
+          name: "TWILIO_API_BASE",
+          expected: "an https URL (optional; https://api.twilio.com when unset)",
+          example: "https://api.twilio.com"
+        })
         return SmsSender.twilio({
           accountSid,
           authToken: Redacted.value(authToken),
@@ -36,8 +118,18 @@ export const smsSenderFromEnv: Layer.Layer<SmsSender, Config.ConfigError> = Laye
         })
       }
       case "webhook": {
-        const url = yield* Config.URL("WALLETGATE_SMS_WEBHOOK_URL")
-        const secret = yield* Config.option(Config.Redacted("WALLETGATE_SMS_WEBHOOK_SECRET"))
+        const url = yield* read(Config.URL("WALLETGATE_SMS_WEBHOOK_URL"), {
+          name: "WALLETGATE_SMS_WEBHOOK_URL",
+          expected: "the URL that receives each message as a JSON POST",
+          example: "https://sms.example.com/send",
+          neededBy: "WALLETGATE_SMS=webhook needs it"
+        })
+        const secret = yield* read(Config.option(Config.Redacted("WALLETGATE_SMS_WEBHOOK_SECRET")), {
+          name: "WALLETGATE_SMS_WEBHOOK_SECRET",
+          expected: "the HMAC key the webhook's requests are signed with (optional, secret)",
+          example: "<32 or more random characters>",
+          secret: true
+        })
         return SmsSender.webhook({
           url: url.href,
           ...Option.match(secret, { onNone: () => ({}), onSome: (value) => ({ secret: Redacted.value(value) }) })
@@ -48,23 +140,43 @@ export const smsSenderFromEnv: Layer.Layer<SmsSender, Config.ConfigError> = Laye
 )
 
 /** The TCP port to listen on: `PORT`, default 3000 (0 picks a free one). */
-export const portFromEnv: Config.Config<number> = Config.schema(
-  Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 0, maximum: 65_535 })),
-  "PORT"
-).pipe(Config.withDefault(3000))
+export const portFromEnv: Effect.Effect<number, ConfigurationError> = read(
+  Config.schema(
+    Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 0, maximum: 65_535 })),
+    "PORT"
+  ).pipe(Config.withDefault(3000)),
+  { name: "PORT", expected: "a whole number from 0 to 65535 (0 picks a free port)", example: "3000" }
+)
 
 /** The interface to listen on: `HOST`, default `127.0.0.1` (set `0.0.0.0` to accept other machines). */
-export const hostFromEnv: Config.Config<string> = Config.NonEmptyString("HOST").pipe(Config.withDefault("127.0.0.1"))
+export const hostFromEnv: Effect.Effect<string, ConfigurationError> = read(
+  Config.NonEmptyString("HOST").pipe(Config.withDefault("127.0.0.1")),
+  { name: "HOST", expected: "an interface address (0.0.0.0 accepts other machines)", example: "127.0.0.1" }
+)
+
+const masterSecretDoc: SettingDoc = {
+  name: "WALLETGATE_MASTER_SECRET",
+  expected: "at least 32 characters, kept in a secrets manager",
+  example: "<48 random bytes in base64, e.g. from: openssl rand -base64 48>",
+  secret: true
+}
+const masterSecretConfig = Config.schema(
+  Schema.String.check(Schema.isMinLength(32, { message: "Expected at least 32 characters" })),
+  "WALLETGATE_MASTER_SECRET"
+)
 
 /**
  * The wallet master secret (`KeyVault.derived`): `WALLETGATE_MASTER_SECRET`, at least 32 characters, or
  * `fallback` when unset. Losing or leaking it loses or leaks every wallet: keep it in a secrets manager.
  */
-export const masterSecretFromEnv = (fallback: string): Config.Config<string> =>
-  Config.schema(
-    Schema.String.check(Schema.isMinLength(32, { message: "Expected at least 32 characters" })),
-    "WALLETGATE_MASTER_SECRET"
-  ).pipe(Config.withDefault(fallback))
+export const masterSecretFromEnv = (fallback: string): Effect.Effect<string, ConfigurationError> =>
+  read(masterSecretConfig.pipe(Config.withDefault(fallback)), masterSecretDoc)
+
+/** `WALLETGATE_MASTER_SECRET` when set (at least 32 characters), else none: each process then makes its own vault. */
+export const optionalMasterSecretFromEnv: Effect.Effect<Option.Option<string>, ConfigurationError> = read(
+  Config.option(masterSecretConfig),
+  masterSecretDoc
+)
 
 /**
  * The deployment's external identity providers: `WALLETGATE_IDENTITY_PROVIDERS`, a JSON array of
@@ -72,27 +184,92 @@ export const masterSecretFromEnv = (fallback: string): Config.Config<string> =>
  * are refused when the registry is built (`IdentityProviders.make`); check a file first with
  * `walletgate providers check <file>`.
  */
-export const identityProvidersFromEnv: Config.Config<ReadonlyArray<ExternalIssuerConfig>> = Config.schema(
-  Schema.fromJsonString(Schema.Array(ExternalIssuerConfig)),
-  "WALLETGATE_IDENTITY_PROVIDERS"
-).pipe(Config.withDefault([]))
+export const identityProvidersFromEnv: Effect.Effect<
+  ReadonlyArray<ExternalIssuerConfig>,
+  ConfigurationError
+> = read(
+  Config.schema(Schema.fromJsonString(Schema.Array(ExternalIssuerConfig)), "WALLETGATE_IDENTITY_PROVIDERS").pipe(
+    Config.withDefault([])
+  ),
+  {
+    name: "WALLETGATE_IDENTITY_PROVIDERS",
+    expected: "a JSON array of { name, issuer, audience, jwksUrl, algorithms, subjectClaim? }",
+    example:
+      '\'[{"name":"acme","issuer":"https://id.acme.com","audience":"walletgate","jwksUrl":"https://id.acme.com/jwks.json","algorithms":["RS256"]}]\''
+  }
+)
 
 /**
  * The operator token (`makeGateway({ operatorToken })`): `WALLETGATE_OPERATOR_TOKEN`, at least 32 characters, or
  * none when unset (then nobody sees the operator's detail of `GET /v1/health`).
  */
-export const operatorTokenFromEnv: Config.Config<Option.Option<Redacted.Redacted<string>>> = Config.option(
-  Config.schema(
-    Schema.Redacted(Schema.String.check(Schema.isMinLength(32, { message: "Expected at least 32 characters" }))),
-    "WALLETGATE_OPERATOR_TOKEN"
-  )
+export const operatorTokenFromEnv: Effect.Effect<
+  Option.Option<Redacted.Redacted<string>>,
+  ConfigurationError
+> = read(
+  Config.option(
+    Config.schema(
+      Schema.Redacted(Schema.String.check(Schema.isMinLength(32, { message: "Expected at least 32 characters" }))),
+      "WALLETGATE_OPERATOR_TOKEN"
+    )
+  ),
+  {
+    name: "WALLETGATE_OPERATOR_TOKEN",
+    expected: "at least 32 characters (secret)",
+    example: "<32 random bytes in hex, e.g. from: openssl rand -hex 32>",
+    secret: true
+  }
 )
 
 /**
  * The statuses of refusals on the wallet routes (`kernelTx({ clientStatuses })`): `WALLETGATE_CLIENT_STATUSES`,
  * `standard` (default: RFC 6750) or `patch` (for Paymagic's Patch Wallet SDK: an invalid token 403, a refusal 422).
  */
-export const clientStatusesFromEnv: Config.Config<ClientStatuses> = Config.Literals(
-  ["standard", "patch"],
-  "WALLETGATE_CLIENT_STATUSES"
-).pipe(Config.withDefault("standard" as const))
+export const clientStatusesFromEnv: Effect.Effect<ClientStatuses, ConfigurationError> = read(
+  Config.Literals(["standard", "patch"], "WALLETGATE_CLIENT_STATUSES").pipe(Config.withDefault("standard" as const)),
+  { name: "WALLETGATE_CLIENT_STATUSES", expected: "standard or patch", example: "patch" }
+)
+
+/** The Redis URL the state goes to: `REDIS_URL` (`redis://…`), or none to keep the state in memory. */
+export const redisUrlFromEnv: Effect.Effect<Option.Option<URL>, ConfigurationError> = read(
+  Config.option(Config.URL("REDIS_URL")),
+  { name: "REDIS_URL", expected: "a redis:// or rediss:// URL", example: "redis://127.0.0.1:6379" }
+)
+
+/** The tokens' issuer (`iss`): `WALLETGATE_ISSUER`, default `walletgate`. */
+export const issuerFromEnv: Effect.Effect<string, ConfigurationError> = read(
+  Config.NonEmptyString("WALLETGATE_ISSUER").pipe(Config.withDefault("walletgate")),
+  { name: "WALLETGATE_ISSUER", expected: "the issuer the tokens carry, usually a URL", example: "https://auth.example.com" }
+)
+
+const signingKeyDoc: SettingDoc = {
+  name: "WALLETGATE_SIGNING_KEY",
+  expected: "an Ed25519 private key in PKCS#8 PEM (secret)",
+  example: '"$(openssl genpkey -algorithm ed25519)"',
+  secret: true
+}
+
+/**
+ * The tokens' signing key from `WALLETGATE_SIGNING_KEY` (an Ed25519 private key in PKCS#8 PEM, EdDSA), for
+ * `issuer`; when unset, no layer (the embedded ephemeral key stays, one per process). A key that does not import
+ * fails with a {@link ConfigurationError} naming the setting, never showing the key.
+ */
+export const signingKeysFromEnv = (issuer: string): Layer.Layer<never, ConfigurationError> =>
+  Layer.unwrap(
+    Effect.gen(function* () {
+      const key = yield* read(Config.option(Config.Redacted(Config.NonEmptyString("WALLETGATE_SIGNING_KEY"))), signingKeyDoc)
+      // Unset: no layer, so the embedded ephemeral key stays. (A layer that provides a service is one that
+      // provides nothing more: its output is contravariant, so either fits `Layer<never>`.)
+      if (Option.isNone(key)) return Layer.empty
+      const privateKey = Redacted.value(key.value)
+      yield* Effect.tryPromise({
+        try: () => importPKCS8(privateKey, "EdDSA"),
+        catch: () =>
+          new ConfigurationError(
+            signingKeyDoc.name,
+            `${signingKeyDoc.name} is not an Ed25519 private key in PKCS#8 PEM: expected "-----BEGIN PRIVATE KEY-----" …, for example ${signingKeyDoc.name}=${signingKeyDoc.example}`
+          )
+      })
+      return SigningKeys.fromPrivateKey({ issuer, algorithm: "EdDSA", privateKey })
+    })
+  )

@@ -1,10 +1,15 @@
 // `@walletgate/core/config`: reading settings from the environment, the only place that does.
 export {
+  ConfigurationError,
   clientStatusesFromEnv,
   hostFromEnv,
   identityProvidersFromEnv,
+  issuerFromEnv,
   masterSecretFromEnv,
   operatorTokenFromEnv,
+  optionalMasterSecretFromEnv,
   portFromEnv,
+  redisUrlFromEnv,
+  signingKeysFromEnv,
   smsSenderFromEnv
 } from "./env"

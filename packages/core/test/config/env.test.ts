@@ -1,0 +1,107 @@
+import {
+  ConfigurationError,
+  embeddedPorts,
+  hostFromEnv,
+  identityProvidersFromEnv,
+  issuerFromEnv,
+  makeGateway,
+  masterSecretFromEnv,
+  operatorTokenFromEnv,
+  optionalMasterSecretFromEnv,
+  portFromEnv,
+  redisUrlFromEnv,
+  signingKeysFromEnv,
+  smsSenderFromEnv
+} from "@walletgate/core"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { describe, expect, it } from "vitest"
+
+/** What reading `effect` in the environment `env` fails with (its rejection, as a host sees it). */
+const failureOf = async <A, E>(effect: Effect.Effect<A, E>, env: Record<string, string>): Promise<unknown> =>
+  Effect.runPromise(Effect.provideService(effect, ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env }))).then(
+    () => undefined,
+    (error: unknown) => error
+  )
+
+/** What building `layer`'s gateway fails with at start (`gateway.ready()`), in the environment `env`. */
+const startFailure = async (layer: Layer.Layer<never, unknown>, env: Record<string, string>): Promise<unknown> => {
+  const gateway = makeGateway({
+    ports: Layer.mergeAll(embeddedPorts(), layer).pipe(
+      Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env })))
+    ),
+    loggers: []
+  })
+  try {
+    await gateway.ready()
+    return undefined
+  } catch (error) {
+    return error
+  } finally {
+    await gateway.dispose()
+  }
+}
+
+const SECRET = "s3cr3t-value-that-must-never-be-printed-0123456789"
+
+/** An Error naming `setting`, with an example of it, and without `secret`. */
+const expectExplained = (error: unknown, setting: string, what: RegExp, secret?: string) => {
+  expect(error).toBeInstanceOf(Error)
+  expect(error).toBeInstanceOf(ConfigurationError)
+  const { message } = error as ConfigurationError
+  expect((error as ConfigurationError).setting).toBe(setting)
+  expect(message).toMatch(new RegExp(`^${setting} `))
+  expect(message).toMatch(what)
+  expect(message).toContain(`for example ${setting}=`)
+  if (secret !== undefined) expect(`${message}${(error as Error).stack}`).not.toContain(secret)
+}
+
+describe("configuration errors", () => {
+  it("WALLETGATE_SMS=twilio without TWILIO_*: an Error naming TWILIO_ACCOUNT_SID, at the gateway's start", async () => {
+    const error = await startFailure(smsSenderFromEnv, { WALLETGATE_SMS: "twilio" })
+    expectExplained(error, "TWILIO_ACCOUNT_SID", /is not set \(WALLETGATE_SMS=twilio needs it\)/)
+  })
+
+  it("a missing auth token is named; an empty one too, and its value is never shown", async () => {
+    expectExplained(
+      await startFailure(smsSenderFromEnv, { WALLETGATE_SMS: "twilio", TWILIO_ACCOUNT_SID: "AC1", TWILIO_FROM: "+1" }),
+      "TWILIO_AUTH_TOKEN",
+      /is not set/
+    )
+    const webhook = await startFailure(smsSenderFromEnv, {
+      WALLETGATE_SMS: "webhook",
+      WALLETGATE_SMS_WEBHOOK_URL: `not a url ${SECRET}`
+    })
+    expectExplained(webhook, "WALLETGATE_SMS_WEBHOOK_URL", /is invalid/)
+  })
+
+  it("an unknown WALLETGATE_SMS says which values there are", async () => {
+    expectExplained(await startFailure(smsSenderFromEnv, { WALLETGATE_SMS: "carrier-pigeon" }), "WALLETGATE_SMS", /console, twilio or webhook/)
+  })
+
+  it("a malformed WALLETGATE_SIGNING_KEY is named, the key never shown", async () => {
+    const pem = `-----BEGIN PRIVATE KEY-----\n${SECRET}\n-----END PRIVATE KEY-----`
+    const error = await startFailure(signingKeysFromEnv("walletgate"), { WALLETGATE_SIGNING_KEY: pem })
+    expectExplained(error, "WALLETGATE_SIGNING_KEY", /not an Ed25519 private key in PKCS#8 PEM/, SECRET)
+  })
+
+  it("secrets too short are named without their value; other settings show what was read", async () => {
+    expectExplained(await failureOf(masterSecretFromEnv("x".repeat(32)), { WALLETGATE_MASTER_SECRET: "short-secret" }), "WALLETGATE_MASTER_SECRET", /is invalid: expected at least 32/, "short-secret")
+    expectExplained(await failureOf(optionalMasterSecretFromEnv, { WALLETGATE_MASTER_SECRET: "short-secret" }), "WALLETGATE_MASTER_SECRET", /is invalid/, "short-secret")
+    expectExplained(await failureOf(operatorTokenFromEnv, { WALLETGATE_OPERATOR_TOKEN: "tiny-token" }), "WALLETGATE_OPERATOR_TOKEN", /is invalid/, "tiny-token")
+    expectExplained(await failureOf(portFromEnv, { PORT: "70000" }), "PORT", /is invalid \(.*70000.*\)/)
+    expectExplained(await failureOf(hostFromEnv, { HOST: "" }), "HOST", /is (invalid|not set)/)
+    expectExplained(await failureOf(redisUrlFromEnv, { REDIS_URL: "not a url" }), "REDIS_URL", /is invalid/)
+    expectExplained(await failureOf(identityProvidersFromEnv, { WALLETGATE_IDENTITY_PROVIDERS: "[{}]" }), "WALLETGATE_IDENTITY_PROVIDERS", /is invalid/)
+  })
+
+  it("reads the defaults when nothing is set", async () => {
+    const read = Effect.all({ port: portFromEnv, host: hostFromEnv, issuer: issuerFromEnv, providers: identityProvidersFromEnv })
+    const settings = await Effect.runPromise(
+      Effect.provideService(read, ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: {} }))
+    )
+    expect(settings).toEqual({ port: 3000, host: "127.0.0.1", issuer: "walletgate", providers: [] })
+    expect(await startFailure(Layer.mergeAll(smsSenderFromEnv, signingKeysFromEnv("walletgate")), {})).toBeUndefined()
+  })
+})
