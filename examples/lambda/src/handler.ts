@@ -22,7 +22,10 @@ const { issuer, masterSecret } = await Effect.runPromise(
 const gateway = makeGateway({
   ports: Layer.mergeAll(
     // Every container must derive the same wallets: without a master secret, each makes its own.
-    embeddedPorts({ issuer, ...Option.match(masterSecret, { onNone: () => ({}), onSome: (value) => ({ masterSecret: value }) }) }),
+    embeddedPorts({
+      issuer,
+      ...Option.match(masterSecret, { onNone: () => ({}), onSome: (value) => ({ masterSecret: value }) })
+    }),
     // WALLETGATE_SMS=console|twilio|webhook and its variables.
     smsSenderFromEnv,
     // WALLETGATE_SIGNING_KEY keeps tokens valid across containers and cold starts; without one, each container

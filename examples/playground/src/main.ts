@@ -44,7 +44,9 @@ import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts"
 const DEV_MASTER_SECRET = "walletgate-playground-development-master-secret"
 
 const fail = (error: unknown): never => {
-  console.error(`walletgate playground: invalid configuration: ${error instanceof Error ? error.message : String(error)}`)
+  console.error(
+    `walletgate playground: invalid configuration: ${error instanceof Error ? error.message : String(error)}`
+  )
   process.exit(1)
 }
 

@@ -35,28 +35,23 @@ interface SettingDoc {
   readonly neededBy?: string
 }
 
-/** Whether a schema issue, anywhere inside, is a missing key. */
-const isMissing = (issue: unknown): boolean => {
-  if (typeof issue !== "object" || issue === null) return false
-  const tagged = issue as { readonly _tag?: unknown; readonly issue?: unknown; readonly issues?: unknown }
-  if (tagged._tag === "MissingKey") return true
-  if (tagged.issue !== undefined && isMissing(tagged.issue)) return true
-  return Array.isArray(tagged.issues) && tagged.issues.some(isMissing)
-}
-
-/** The {@link ConfigurationError} of a `ConfigError` reading `doc`'s setting. */
-const explain = (error: Config.ConfigError, doc: SettingDoc): ConfigurationError => {
+/**
+ * The {@link ConfigurationError} of a `ConfigError` reading `doc`'s setting, whose raw text is `raw` (none when
+ * the variable is unset or empty).
+ */
+const explain = (error: Config.ConfigError, doc: SettingDoc, raw: Option.Option<string>): ConfigurationError => {
   const cause = error.cause
-  const missing = cause._tag === "SchemaError" && isMissing(cause.issue)
+  // The schema's message without the path, which only repeats the name.
+  const why = cause.message.replace(/\s+at \[[^\]]*\]/g, "").replace(/\s+/g, " ")
   const detail =
     cause._tag === "SourceError"
       ? "could not be read"
-      : missing
+      : Option.isNone(raw)
         ? "is not set"
-        : // A schema's message may quote the value: only a setting that is not secret shows it.
+        : // A secret's value, and a schema's message (it may quote the value), are never shown.
           doc.secret === true
           ? "is invalid"
-          : `is invalid (${cause.message.replace(/\s+/g, " ")})`
+          : `is invalid (${JSON.stringify(raw.value)}: ${why})`
   const needed = doc.neededBy === undefined ? "" : ` (${doc.neededBy})`
   return new ConfigurationError(
     doc.name,
@@ -66,7 +61,13 @@ const explain = (error: Config.ConfigError, doc: SettingDoc): ConfigurationError
 
 /** Reads `config`, failing with a {@link ConfigurationError} that describes `doc`'s setting. */
 const read = <A>(config: Config.Config<A>, doc: SettingDoc): Effect.Effect<A, ConfigurationError> =>
-  Effect.mapError(config.asEffect(), (error) => explain(error, doc))
+  Effect.catch(config, (error) =>
+    // The variable's raw text tells unset from invalid (an empty value counts as unset).
+    Config.option(Config.String(doc.name)).pipe(
+      Effect.orElseSucceed(() => Option.none<string>()),
+      Effect.flatMap((raw) => Effect.fail(explain(error, doc, raw)))
+    )
+  )
 
 /**
  * The SMS sender named by the environment (the one place that reads it):
@@ -92,7 +93,7 @@ export const smsSenderFromEnv: Layer.Layer<SmsSender, ConfigurationError> = Laye
           example: "AC0123456789abcdef0123456789abcdef",
           neededBy
         })
-        const authToken = yield* read(Config.Redacted(Config.NonEmptyString("TWILIO_AUTH_TOKEN")), {
+        const authToken = yield* read(Config.schema(Schema.Redacted(Schema.NonEmptyString), "TWILIO_AUTH_TOKEN"), {
           name: "TWILIO_AUTH_TOKEN",
           expected: "the Twilio account's auth token (secret)",
           example: "<the token from the Twilio console>",
@@ -184,10 +185,7 @@ export const optionalMasterSecretFromEnv: Effect.Effect<Option.Option<string>, C
  * are refused when the registry is built (`IdentityProviders.make`); check a file first with
  * `walletgate providers check <file>`.
  */
-export const identityProvidersFromEnv: Effect.Effect<
-  ReadonlyArray<ExternalIssuerConfig>,
-  ConfigurationError
-> = read(
+export const identityProvidersFromEnv: Effect.Effect<ReadonlyArray<ExternalIssuerConfig>, ConfigurationError> = read(
   Config.schema(Schema.fromJsonString(Schema.Array(ExternalIssuerConfig)), "WALLETGATE_IDENTITY_PROVIDERS").pipe(
     Config.withDefault([])
   ),
@@ -203,10 +201,7 @@ export const identityProvidersFromEnv: Effect.Effect<
  * The operator token (`makeGateway({ operatorToken })`): `WALLETGATE_OPERATOR_TOKEN`, at least 32 characters, or
  * none when unset (then nobody sees the operator's detail of `GET /v1/health`).
  */
-export const operatorTokenFromEnv: Effect.Effect<
-  Option.Option<Redacted.Redacted<string>>,
-  ConfigurationError
-> = read(
+export const operatorTokenFromEnv: Effect.Effect<Option.Option<Redacted.Redacted<string>>, ConfigurationError> = read(
   Config.option(
     Config.schema(
       Schema.Redacted(Schema.String.check(Schema.isMinLength(32, { message: "Expected at least 32 characters" }))),
@@ -239,7 +234,11 @@ export const redisUrlFromEnv: Effect.Effect<Option.Option<URL>, ConfigurationErr
 /** The tokens' issuer (`iss`): `WALLETGATE_ISSUER`, default `walletgate`. */
 export const issuerFromEnv: Effect.Effect<string, ConfigurationError> = read(
   Config.NonEmptyString("WALLETGATE_ISSUER").pipe(Config.withDefault("walletgate")),
-  { name: "WALLETGATE_ISSUER", expected: "the issuer the tokens carry, usually a URL", example: "https://auth.example.com" }
+  {
+    name: "WALLETGATE_ISSUER",
+    expected: "the issuer the tokens carry, usually a URL",
+    example: "https://auth.example.com"
+  }
 )
 
 const signingKeyDoc: SettingDoc = {
@@ -257,7 +256,10 @@ const signingKeyDoc: SettingDoc = {
 export const signingKeysFromEnv = (issuer: string): Layer.Layer<never, ConfigurationError> =>
   Layer.unwrap(
     Effect.gen(function* () {
-      const key = yield* read(Config.option(Config.Redacted(Config.NonEmptyString("WALLETGATE_SIGNING_KEY"))), signingKeyDoc)
+      const key = yield* read(
+        Config.option(Config.schema(Schema.Redacted(Schema.NonEmptyString), "WALLETGATE_SIGNING_KEY")),
+        signingKeyDoc
+      )
       // Unset: no layer, so the embedded ephemeral key stays. (A layer that provides a service is one that
       // provides nothing more: its output is contravariant, so either fits `Layer<never>`.)
       if (Option.isNone(key)) return Layer.empty

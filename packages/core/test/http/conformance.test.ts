@@ -203,7 +203,11 @@ const serveFetch = async (gateway: Gateway) => {
   const { port } = server.address() as AddressInfo
   return {
     url: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve()))
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      })
   }
 }
 
@@ -221,7 +225,6 @@ describe("a refused body and the next request on the same pooled connection, thr
         })
         expect(outcome).toEqual({ refused: { status: 413, connection: "close" }, next: 200 })
       } finally {
-        server.closeAllConnections?.()
         await server.close()
         await gateway.dispose()
       }
