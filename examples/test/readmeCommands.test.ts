@@ -34,7 +34,15 @@ const commandsOf = (file: string): Array<Command> => {
   const commands: Array<Command> = []
   for (const block of text.matchAll(/```(?:sh|bash|shell)\n([\s\S]*?)```/g)) {
     let cwd = root
-    const lines = (block[1] ?? "").replace(/\\\n\s*/g, " ").split("\n")
+    const lines: Array<string> = []
+    // Continuation lines (a trailing backslash, or a quote still open) belong to the line before.
+    for (const raw of (block[1] ?? "").replace(/\\\n\s*/g, " ").split("\n")) {
+      if (raw.trim().startsWith("#")) continue
+      const last = lines.at(-1)
+      if (last !== undefined && (last.match(/'/g)?.length ?? 0) % 2 === 1)
+        lines[lines.length - 1] = `${last} ${raw.trim()}`
+      else lines.push(raw)
+    }
     for (const raw of lines) {
       const line = raw.replace(/\s+#\s.*$/, "").trim()
       if (line === "" || line.startsWith("#")) continue
