@@ -109,7 +109,11 @@ describe("configuration errors", () => {
       /is invalid/,
       "tiny-token"
     )
-    expectExplained(await failureOf(portFromEnv, { PORT: "70000" }), "PORT", /is invalid \("70000": Expected a value between 0 and 65535\)/)
+    expectExplained(
+      await failureOf(portFromEnv, { PORT: "70000" }),
+      "PORT",
+      /is invalid \("70000": Expected a value between 0 and 65535\)/
+    )
     expectExplained(await failureOf(redisUrlFromEnv, { REDIS_URL: "not a url" }), "REDIS_URL", /is invalid/)
     expectExplained(
       await failureOf(identityProvidersFromEnv, { WALLETGATE_IDENTITY_PROVIDERS: "[{}]" }),
