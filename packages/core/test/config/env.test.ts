@@ -1,10 +1,9 @@
+import { embeddedPorts, makeGateway } from "@walletgate/core"
 import {
   ConfigurationError,
-  embeddedPorts,
   hostFromEnv,
   identityProvidersFromEnv,
   issuerFromEnv,
-  makeGateway,
   masterSecretFromEnv,
   operatorTokenFromEnv,
   optionalMasterSecretFromEnv,
@@ -12,7 +11,7 @@ import {
   redisUrlFromEnv,
   signingKeysFromEnv,
   smsSenderFromEnv
-} from "@walletgate/core"
+} from "@walletgate/core/config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
