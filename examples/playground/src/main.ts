@@ -3,6 +3,7 @@
 // own contracts, and the alto bundler beside it. Configuration comes from the environment
 // (see the README); an invalid variable stops it at start.
 import { randomBytes } from "node:crypto"
+import { createServer } from "node:net"
 import {
   ApiKeyStore,
   AutomationAccounts,
@@ -74,8 +75,22 @@ const providerNames = (() => {
   }
 })()
 
-// The SMS settings are checked before the devnet starts (≈ 10 s): a wrong one stops the playground at once.
+// The SMS settings and the port are checked before the devnet starts (≈ 10 s): either wrong stops the playground at
+// once. The port is listened on again below (another program may take it meanwhile: that error is handled there too).
 await Effect.runPromise(Effect.scoped(Layer.build(smsSenderFromEnv))).catch(fail)
+const cannotListen = (reason: string) =>
+  `walletgate playground: cannot listen on port ${settings.port} (${reason}); set PORT= to choose another, e.g. PORT=3001 npm start`
+if (settings.port !== 0) {
+  const probe = createServer()
+  const free = await new Promise<Error | undefined>((resolve) => {
+    probe.once("error", resolve)
+    probe.listen(settings.port, settings.host, () => probe.close(() => resolve(undefined)))
+  })
+  if (free !== undefined) {
+    console.error(cannotListen(free.message))
+    process.exit(1)
+  }
+}
 
 console.log("starting the local chain (anvil, the bundler) and deploying the contracts…")
 const chain = await startDevnet()
@@ -211,9 +226,7 @@ app.use(walletgate(gateway))
 const server = app.listen(settings.port, settings.host, (error) => {
   if (error !== undefined) {
     // Express 5 hands the listen error to this callback: a taken port must not print the banner.
-    console.error(
-      `walletgate playground: cannot listen on port ${settings.port} (${error.message}); set PORT= to choose another, e.g. PORT=3001 npm start`
-    )
+    console.error(cannotListen(error.message))
     Promise.all([gateway.dispose(), chain.stop()]).finally(() => process.exit(1))
     return
   }

@@ -1,5 +1,6 @@
 import * as Schema from "effect/Schema"
 import type { ProblemSlice } from "../internal/problem"
+import type { BundlerRejected, BundlerUnavailable } from "./Bundler"
 
 /** The request names a chain this gateway does not serve. */
 export class UnsupportedChain extends Schema.TaggedError<UnsupportedChain>()("UnsupportedChain", {
@@ -45,7 +46,23 @@ export class GasBudgetExhausted extends Schema.TaggedError<GasBudgetExhausted>()
 }) {}
 
 /** The errors of the chain layer. */
-export type ChainError = UnsupportedChain | CallReverted | GasCeilingExceeded | GasBudgetExhausted | ChainUnavailable
+export type ChainError =
+  | UnsupportedChain
+  | CallReverted
+  | GasCeilingExceeded
+  | GasBudgetExhausted
+  | ChainUnavailable
+  | BundlerRejected
+  | BundlerUnavailable
+
+/**
+ * The ERC-4337 reason code (`AA21 didn't pay prefund`, …) in a bundler's message, at most 80 characters of it;
+ * `refused` when it has none. The rest of the message (addresses, the operation) goes to the log only.
+ */
+export const bundlerReason = (message: string): string => {
+  const found = /\bAA\d\d\b[ \w'.,-]*/.exec(message)
+  return found === null ? "refused" : found[0].trim().slice(0, 80)
+}
 
 /** How the chain layer's errors are answered. */
 export const chainProblems: ProblemSlice<ChainError> = {
@@ -85,6 +102,21 @@ export const chainProblems: ProblemSlice<ChainError> = {
     code: "upstream_unavailable",
     title: "Chain node unavailable",
     detail: (e) => `The node of "${e.network}" did not answer properly; nothing was sent. Try again shortly.`,
+    headers: () => ({ "retry-after": "5" })
+  },
+  BundlerRejected: {
+    status: 422,
+    code: "operation_rejected",
+    title: "Operation rejected",
+    detail: (e) =>
+      `The bundler refused the operation (${bundlerReason(e.message)}); nothing was executed. A self-paid wallet needs ETH for its gas.`,
+    extensions: (e) => ({ reason: bundlerReason(e.message) })
+  },
+  BundlerUnavailable: {
+    status: 503,
+    code: "bundler_unavailable",
+    title: "Bundler unavailable",
+    detail: () => "The network's bundler did not answer; nothing was sent. Try again shortly.",
     headers: () => ({ "retry-after": "5" })
   }
 }

@@ -1,8 +1,18 @@
 // `@walletgate/core/chain`: networks, owner keys, account identities, the spend policy and the chain's errors.
 // Contract bytecode and deployment are under `@walletgate/core/devnet`.
 
+export {
+  Bundler,
+  type BundlerEndpoint,
+  type BundlerError,
+  BundlerRejected,
+  BundlerUnavailable,
+  makeJsonRpcBundler,
+  type UserOperation07
+} from "./Bundler"
 export { CHAIN_NAMES, chainIdOfName } from "./chainNames"
 export {
+  bundlerReason,
   CallReverted,
   type ChainError,
   ChainUnavailable,
@@ -19,7 +29,14 @@ export {
   userWalletIdentity
 } from "./identity"
 export { deriveOwnerKey, KeyVault } from "./KeyVault"
-export { type Erc4337Config, type Erc4337Settings, type Network, type NetworkConfig, Networks } from "./networks"
+export {
+  bundlerEndpoints,
+  type Erc4337Config,
+  type Erc4337Settings,
+  type Network,
+  type NetworkConfig,
+  Networks
+} from "./networks"
 export {
   type GasPayer,
   liveSpendLimits,
@@ -28,4 +45,12 @@ export {
   SpendPolicy,
   testnetSpendLimits
 } from "./SpendPolicy"
+export { canonicalSafe4337Contracts, type SafeAccount, type SafeCall, safeProxyCreationCode } from "./safeAccount"
 export { AddressString, HexBytes, TxHash, Uint256String } from "./schemas"
+export {
+  identitySafe,
+  type OperationIntent,
+  type OperationStatus,
+  UserOperations,
+  type UserOperationsOptions
+} from "./UserOperations"

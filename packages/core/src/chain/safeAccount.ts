@@ -18,7 +18,7 @@ import {
   type TypedDataDefinition,
   zeroAddress
 } from "viem"
-import { canonicalSafe4337, creationCode } from "./contractPackages"
+import { entryPoint07Address } from "viem/account-abstraction"
 
 /** The contracts a Safe 4337 account is built from on a network. */
 export interface Safe4337Contracts {
@@ -31,18 +31,27 @@ export interface Safe4337Contracts {
   readonly multiSendCallOnly: Address
 }
 
-/** The canonical contracts: SafeL2 1.4.1, its factory, Safe4337Module 0.3.0 and SafeModuleSetup on EntryPoint v0.7. */
-export const canonicalSafe4337Contracts = (): Safe4337Contracts => {
-  const canonical = canonicalSafe4337()
-  return {
-    entryPoint: canonical.entryPoint.address,
-    safeSingleton: canonical.safeL2.address,
-    safeProxyFactory: canonical.safeProxyFactory.address,
-    safeModuleSetup: canonical.safeModuleSetup.address,
-    safe4337Module: canonical.safe4337Module.address,
-    multiSendCallOnly: canonical.multiSendCallOnly.address
-  }
-}
+/**
+ * The canonical contracts: SafeL2 1.4.1, its factory, Safe4337Module 0.3.0 and SafeModuleSetup on EntryPoint v0.7,
+ * at the addresses `@safe-global/safe-deployments` and `@safe-global/safe-modules-deployments` publish (a test
+ * checks them against the registries, which are not imported here: they would weigh ≈ 420 KiB in every bundle).
+ */
+export const canonicalSafe4337Contracts = (): Safe4337Contracts => ({
+  entryPoint: entryPoint07Address,
+  safeSingleton: "0x29fcB43b46531BcA003ddC8FCB67FFE91900C762",
+  safeProxyFactory: "0x4e1DCf7AD4e460CfD30791CCC4F9c8a4f820ec67",
+  safeModuleSetup: "0x2dd68b007B46fBe91B9A7c3EDa5A7a1063cB5b47",
+  safe4337Module: "0x75cf11467937ce3F2f357CE24ffc3DBF8fD5c226",
+  multiSendCallOnly: "0x9641d764fc13c8B624c04430C7356C1C7C8102e2"
+})
+
+/**
+ * SafeProxy 1.4.1's creation code (`@safe-global/safe-contracts`; a test checks it against the package's artifact):
+ * with the singleton's address, what SafeProxyFactory deploys, so what a Safe's CREATE2 address is computed from.
+ * Kept here so that a bundled gateway (a Lambda function) computes addresses without the package's files.
+ */
+export const safeProxyCreationCode: Hex =
+  "0x608060405234801561001057600080fd5b506040516101e63803806101e68339818101604052602081101561003357600080fd5b8101908080519060200190929190505050600073ffffffffffffffffffffffffffffffffffffffff168173ffffffffffffffffffffffffffffffffffffffff1614156100ca576040517f08c379a00000000000000000000000000000000000000000000000000000000081526004018080602001828103825260228152602001806101c46022913960400191505060405180910390fd5b806000806101000a81548173ffffffffffffffffffffffffffffffffffffffff021916908373ffffffffffffffffffffffffffffffffffffffff1602179055505060ab806101196000396000f3fe608060405273ffffffffffffffffffffffffffffffffffffffff600054167fa619486e0000000000000000000000000000000000000000000000000000000060003514156050578060005260206000f35b3660008037600080366000845af43d6000803e60008114156070573d6000fd5b3d6000f3fea264697066735822122003d1488ee65e08fa41e58e888a9865554c535f2c77126a82cb4c0f917f31441364736f6c63430007060033496e76616c69642073696e676c65746f6e20616464726573732070726f7669646564"
 
 /** What decides a Safe account's address: its owners, threshold and salt, on the given contracts. */
 export interface SafeAccountParameters {
@@ -85,7 +94,7 @@ const multiSendAbi = parseAbi(["function multiSend(bytes transactions)"])
 
 /**
  * The Safe of `owners` with `threshold`: its address is computed locally (CREATE2 of the SafeProxyFactory over the
- * SafeProxy creation code from `@safe-global/safe-contracts`), with no RPC call. Its `setup` enables the
+ * SafeProxy creation code, {@link safeProxyCreationCode}), with no RPC call. Its `setup` enables the
  * Safe4337Module through SafeModuleSetup and makes the module the fallback handler (ERC-1271 and the 4337 entry
  * points go through it). Throws on an empty, duplicated or zero owner, or a threshold out of range: a bug of the caller.
  */
@@ -123,7 +132,7 @@ export const safeAccount = (parameters: SafeAccountParameters): SafeAccount => {
     from: contracts.safeProxyFactory,
     salt: keccak256(encodePacked(["bytes32", "uint256"], [keccak256(initializer), saltNonce])),
     bytecodeHash: keccak256(
-      concat([creationCode("SafeProxy"), encodeAbiParameters([{ type: "address" }], [contracts.safeSingleton])])
+      concat([safeProxyCreationCode, encodeAbiParameters([{ type: "address" }], [contracts.safeSingleton])])
     )
   })
   return {

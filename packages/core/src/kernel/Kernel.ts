@@ -1,3 +1,4 @@
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -5,7 +6,7 @@ import { getAddress, type Hex } from "viem"
 import { AppAuth } from "../auth/AppAuth"
 import type { App } from "../auth/apps"
 import type { Forbidden, IdentityProviderUnavailable, InvalidAuth } from "../auth/errors"
-import { BatchRelay } from "../chain/BatchRelay"
+import type { BundlerError } from "../chain/Bundler"
 import {
   type CallReverted,
   type ChainUnavailable,
@@ -13,9 +14,9 @@ import {
   type GasCeilingExceeded,
   UnsupportedChain
 } from "../chain/errors"
-import { accountSalt } from "../chain/identity"
-import { KeyVault } from "../chain/KeyVault"
-import { Networks } from "../chain/networks"
+import { type Network, Networks } from "../chain/networks"
+import { SpendPolicy } from "../chain/SpendPolicy"
+import { type OperationStatus, UserOperations } from "../chain/UserOperations"
 import { InvalidRequest } from "../http/errors"
 import type { StoreUnavailable } from "../state/errors"
 import type { IdempotencyInFlight } from "../state/IdempotencyStore"
@@ -29,30 +30,48 @@ export interface KernelOptions {
   readonly maxCalls?: number
 }
 
-/** The answer shape of a kernel transaction record. */
-export const kernelTxView = (record: TxRecord): KernelTxResponse => ({
-  id: record.id,
-  userId: String(record.details.userId),
-  chain: record.network,
-  account: record.account,
-  // BatchRelay's records carry their transaction's hash from the start.
-  txHash: record.txHash ?? "",
-  status: record.status,
-  ...(record.blockNumber === undefined ? {} : { blockNumber: record.blockNumber }),
-  ...(record.gasUsed === undefined ? {} : { gasUsed: record.gasUsed })
-})
+/** The longest `wait` a request may ask for, in seconds: the receipt is awaited inside the request, never after. */
+export const MAX_WAIT_SECONDS = 10
+
+/** The answer shape of a kernel transaction record, with what its status read found (the including transaction). */
+export const kernelTxView = (
+  record: TxRecord,
+  found: Pick<OperationStatus, "status" | "txHash" | "blockNumber"> = record as Pick<
+    OperationStatus,
+    "status" | "txHash" | "blockNumber"
+  >
+): KernelTxResponse => {
+  const txHash = found.txHash ?? record.txHash
+  const blockNumber = found.blockNumber ?? record.blockNumber
+  return {
+    id: record.id,
+    userId: String(record.details.userId),
+    chain: record.network,
+    account: record.account,
+    ...(record.userOpHash === undefined ? {} : { userOpHash: record.userOpHash }),
+    ...(txHash === undefined ? {} : { txHash }),
+    status: found.status,
+    ...(blockNumber === undefined ? {} : { blockNumber }),
+    ...(record.gasUsed === undefined ? {} : { gasUsed: record.gasUsed })
+  }
+}
 
 /**
- * Users' wallets (SPEC §4.3): an app sends a batch of calls from the wallet of `userId`, after proving
- * the user with `auth`; the batch runs atomically from the user's own batch account.
+ * Users' wallets (SPEC §4.3): an app sends a batch of calls from the wallet of `userId`, after proving the user with
+ * `auth`; the batch runs atomically in one ERC-4337 operation from the user's Safe, sponsored by the network's
+ * paymaster within the spend policy (or paid by the Safe where the network has no paymaster).
  */
 export class Kernel extends Context.Service<
   Kernel,
   {
-    /** Authorises and submits one batch for the app. */
+    /**
+     * Authorises and submits one batch for the app; answers once the bundler has it, or, with `waitSeconds`
+     * (at most {@link MAX_WAIT_SECONDS}), once it is final or that time has passed.
+     */
     readonly send: (
       app: App,
-      request: KernelTxRequest
+      request: KernelTxRequest,
+      waitSeconds?: number
     ) => Effect.Effect<
       KernelTxResponse,
       | UnsupportedChain
@@ -64,29 +83,35 @@ export class Kernel extends Context.Service<
       | GasCeilingExceeded
       | GasBudgetExhausted
       | ChainUnavailable
+      | BundlerError
       | StoreUnavailable
       | IdempotencyInFlight
     >
-    /** A transaction the app submitted, with its current status. */
+    /** A transaction the app submitted, with its status read now (a reorged-out or unknown operation is re-sent). */
     readonly find: (
       app: App,
       id: string
     ) => Effect.Effect<KernelTxResponse, TxNotFound | ChainUnavailable | StoreUnavailable>
+    /**
+     * The answer to a retry of the request that recorded `id` (same Idempotency-Key): the record, its signed
+     * operation re-sent as it was if the bundler does not have it; undefined when there is no such record.
+     */
+    readonly recover: (app: App, id: string) => Effect.Effect<KernelTxResponse | undefined, StoreUnavailable>
   }
 >()("@walletgate/core/Kernel") {
-  /** The service over `Networks`, `KeyVault`, `BatchRelay`, `TransactionLog`, `AppAuth` and `IdentityProviders`. */
+  /** The service over `Networks`, `UserOperations`, `SpendPolicy`, `TransactionLog`, and `AppAuth`. */
   static readonly layer = (options: KernelOptions = {}) =>
     Layer.effect(
       Kernel,
       Effect.gen(function* () {
         const networks = yield* Networks
-        const vault = yield* KeyVault
-        const relay = yield* BatchRelay
+        const operations = yield* UserOperations
+        const spend = yield* SpendPolicy
         const log = yield* TransactionLog
         const appAuth = yield* AppAuth
         const maxCalls = options.maxCalls ?? 16
 
-        const send = Effect.fn("Kernel.send")(function* (app: App, request: KernelTxRequest) {
+        const send = Effect.fn("Kernel.send")(function* (app: App, request: KernelTxRequest, waitSeconds?: number) {
           const { to, value, data } = request
           const problems = [
             ...(to.length === 0 ? [{ path: "/to", message: "Expected at least 1 call" }] : []),
@@ -106,42 +131,70 @@ export class Kernel extends Context.Service<
             value: BigInt(value[index] ?? "0"),
             data: normaliseHex(data[index] ?? "")
           }))
-          const owner = yield* vault.owner(identity)
-          const record = yield* relay.submit({
+          const record = yield* operations.submit({
             network,
-            owner,
-            salt: accountSalt(identity),
-            payer: { kind: "batch", app: app.clientId, user: request.userId },
-            prepare: () =>
-              Effect.succeed({
-                calls,
-                kind: "kernel" as const,
-                owner: app.clientId,
-                details: { userId: request.userId }
-              })
+            identity,
+            intent: { calls, kind: "kernel", owner: app.clientId, details: { userId: request.userId } },
+            // The calls alone over the ceiling: refused before the bundler spends time estimating them.
+            checkExecutionGas: (gas) =>
+              spend.checkCeiling(network, { kind: "batch", app: app.clientId, user: request.userId }, gas),
+            // The spend policy, before anything is sponsored or signed: a refusal costs nothing.
+            approveGas: (gas) => spend.reserve(network, { kind: "batch", app: app.clientId, user: request.userId }, gas)
           })
           yield* Effect.logInfo("walletgate: kernel batch submitted").pipe(
             Effect.annotateLogs({
               network: network.slug,
               account: record.account,
-              txHash: record.txHash,
+              userOpHash: record.userOpHash,
               calls: calls.length
             })
           )
-          return kernelTxView(record)
+          if (waitSeconds === undefined || waitSeconds <= 0) return kernelTxView(record)
+          return yield* awaitFinal(record, network, Math.min(waitSeconds, MAX_WAIT_SECONDS) * 1000)
         })
+
+        /**
+         * Reads the operation's status until it is final or `ms` have passed, inside the request; a status read that
+         * fails (the node or the bundler not answering) ends the wait with the record as it stands: it was sent.
+         */
+        const awaitFinal = (record: TxRecord, network: Network, ms: number) =>
+          Effect.gen(function* () {
+            const deadline = (yield* Clock.currentTimeMillis) + ms
+            const interval = Math.min(Math.max(network.publicClient.pollingInterval, 50), 1_000)
+            let view = kernelTxView(record)
+            while (true) {
+              const status = yield* operations.status(record, network)
+              view = kernelTxView(status.record, status)
+              if (status.status !== "submitted") return view
+              const now = yield* Clock.currentTimeMillis
+              if (now + interval > deadline) return view
+              yield* Effect.sleep(interval)
+            }
+          }).pipe(Effect.orElseSucceed(() => kernelTxView(record)))
+
+        const read = (record: TxRecord) => {
+          const network = networks.resolve(record.network)
+          if (network === undefined) return Effect.succeed(kernelTxView(record))
+          return operations.status(record, network).pipe(Effect.map((status) => kernelTxView(status.record, status)))
+        }
+
+        const owned = (app: App, record: TxRecord | undefined): record is TxRecord =>
+          record !== undefined && record.kind === "kernel" && record.owner === app.clientId
 
         const find = Effect.fn("Kernel.find")(function* (app: App, id: string) {
           const record = yield* log.find(id)
-          if (record === undefined || record.kind !== "kernel" || record.owner !== app.clientId) {
-            return yield* new TxNotFound()
-          }
-          const network = networks.resolve(record.network)
-          if (network === undefined) return kernelTxView(record)
-          return kernelTxView(yield* relay.refresh(record, network))
+          if (!owned(app, record)) return yield* new TxNotFound()
+          return yield* read(record)
         })
 
-        return Kernel.of({ send, find })
+        const recover = Effect.fn("Kernel.recover")(function* (app: App, id: string) {
+          const record = yield* log.find(id)
+          if (!owned(app, record)) return undefined
+          // The same signed operation (same hash) whatever happens: if the status cannot be read now, the record's.
+          return yield* read(record).pipe(Effect.orElseSucceed(() => kernelTxView(record)))
+        })
+
+        return Kernel.of({ send, find, recover })
       })
     )
 }

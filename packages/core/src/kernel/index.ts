@@ -1,5 +1,5 @@
 // `@walletgate/core/kernel`: wallet transactions of signed-in users (`POST /v1/kernel/tx`) and the relay.
 export { DelegatecallUnsupported, type KernelError, kernelProblems, TxNotFound } from "./errors"
-export { Kernel, type KernelOptions } from "./Kernel"
+export { Kernel, type KernelOptions, kernelTxView, MAX_WAIT_SECONDS } from "./Kernel"
 export { type KernelTxOptions, type KernelTxPorts, kernelTx, type RelayPorts, relay } from "./module"
 export { KernelTxRequest, KernelTxResponse } from "./schemas"

@@ -5,10 +5,12 @@ import { type ClientStatuses, withClientStatuses } from "../auth/clientStatuses"
 import { type AuthError, authProblems, type ClientStatusError, clientStatusProblems } from "../auth/errors"
 import type { IdentityProviders } from "../auth/IdentityProviders"
 import { BatchRelay, type BatchRelayOptions } from "../chain/BatchRelay"
+import type { Bundler } from "../chain/Bundler"
 import { type ChainError, chainProblems } from "../chain/errors"
 import type { KeyVault } from "../chain/KeyVault"
 import { Networks, relayerBalance } from "../chain/networks"
 import { SpendPolicy } from "../chain/SpendPolicy"
+import { UserOperations, type UserOperationsOptions } from "../chain/UserOperations"
 import { defineModule, type GatewayModule } from "../http/module"
 import type { RouteErrors, RouteServices } from "../http/route"
 import type { SecureRandom } from "../random/SecureRandom"
@@ -71,29 +73,41 @@ export const relay = (options: BatchRelayOptions = {}): GatewayModule<RelayPorts
     })
   })
 
-/** The ports the wallet transactions need (the relayer's and app authentication's come with those modules). */
-export type KernelTxPorts = Networks | KeyVault | TransactionLog | IdempotencyStore | IdentityProviders
+/** The ports the wallet transactions need (the spend policy's and app authentication's come with those modules). */
+export type KernelTxPorts =
+  | Networks
+  | KeyVault
+  | TransactionLog
+  | IdempotencyStore
+  | IdentityProviders
+  | Bundler
+  | AccountLocks
+  | SecureRandom
 
 type KernelRoute = (typeof kernelRoutes)[number]
 
-/** Options of {@link kernelTx}: the batch limits, and the statuses of refusals. */
+/** Options of {@link kernelTx}: the batch limits, the statuses of refusals and the ERC-4337 pipeline's settings. */
 export interface KernelTxOptions extends KernelOptions {
   /** `patch` for clients written for Paymagic's Patch Wallet API (see `ClientStatuses`); default `standard`. */
   readonly clientStatuses?: ClientStatuses
+  /** The pipeline's settings (the deploy lock's bound). */
+  readonly operations?: UserOperationsOptions
 }
 
 /**
- * Wallet transactions (SPEC §4.3): `POST /v1/kernel/tx` and `GET /v1/kernel/tx/:id`. Needs the `appAuth` and
- * `relay` modules.
+ * Wallet transactions (SPEC §4.3): `POST /v1/kernel/tx` and `GET /v1/kernel/tx/:id`, on the ERC-4337 pipeline
+ * (`UserOperations`). Needs the `appAuth` module, and `relay` for the spend policy it shares with the payouts.
  */
-export const kernelTx = (options: KernelTxOptions = {}): GatewayModule<KernelTxPorts | AppAuth | BatchRelay, Kernel> =>
-  defineModule<Kernel, KernelTxPorts | AppAuth | BatchRelay, KernelError | AuthError | ChainError | ClientStatusError>({
-    name: "kernelTx",
-    needs: ["appAuth", "relay"],
-    layer: Kernel.layer(options),
-    routes: withClientStatuses<RouteServices<KernelRoute>, RouteErrors<KernelRoute>>(
-      options.clientStatuses ?? "standard",
-      kernelRoutes
-    ),
-    problems: { ...authProblems, ...clientStatusProblems, ...chainProblems, ...kernelProblems }
-  })
+export const kernelTx = (options: KernelTxOptions = {}): GatewayModule<KernelTxPorts | AppAuth | SpendPolicy, Kernel> =>
+  defineModule<Kernel, KernelTxPorts | AppAuth | SpendPolicy, KernelError | AuthError | ChainError | ClientStatusError>(
+    {
+      name: "kernelTx",
+      needs: ["appAuth", "relay"],
+      layer: Kernel.layer(options).pipe(Layer.provide(UserOperations.layer(options.operations))),
+      routes: withClientStatuses<RouteServices<KernelRoute>, RouteErrors<KernelRoute>>(
+        options.clientStatuses ?? "standard",
+        kernelRoutes
+      ),
+      problems: { ...authProblems, ...clientStatusProblems, ...chainProblems, ...kernelProblems }
+    }
+  )

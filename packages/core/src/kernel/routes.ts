@@ -2,14 +2,28 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { AppAuth } from "../auth/AppAuth"
 import { Networks } from "../chain/networks"
+import { InvalidRequest } from "../http/errors"
 import { idempotent } from "../http/idempotency"
 import { decoderOf, documented, routeWithBody, routeWithoutBody } from "../http/route"
-import { TransactionLog } from "../state/TransactionLog"
 import { DelegatecallUnsupported } from "./errors"
-import { Kernel, kernelTxView } from "./Kernel"
+import { Kernel, MAX_WAIT_SECONDS } from "./Kernel"
 import { KernelTxRequest, KernelTxResponse } from "./schemas"
 
 const decodeTx = decoderOf(KernelTxRequest, { exact: true })
+
+/** `?wait=<seconds>`: how long the request may wait for the operation to be final (whole seconds, 0 to 10). */
+const waitOf = (query: URLSearchParams) => {
+  const raw = query.get("wait")
+  if (raw === null || raw === "") return Effect.succeed(undefined)
+  if (!/^\d{1,2}$/.test(raw) || Number(raw) > MAX_WAIT_SECONDS) {
+    return Effect.fail(
+      new InvalidRequest({
+        errors: [{ path: "/query/wait", message: `Expected whole seconds from 0 to ${MAX_WAIT_SECONDS}` }]
+      })
+    )
+  }
+  return Effect.succeed(Number(raw))
+}
 
 /** `POST /v1/kernel/tx` and `GET /v1/kernel/tx/:id`. */
 export const kernelRoutes = [
@@ -23,26 +37,26 @@ export const kernelRoutes = [
         const app = yield* (yield* AppAuth).authenticate(context.request.headers.authorization)
         const request = yield* decodeTx(body)
         if (request.delegatecall === 1) return yield* new DelegatecallUnsupported()
+        const wait = yield* waitOf(context.request.query)
         const kernel = yield* Kernel
-        const log = yield* TransactionLog
         // The chain as resolved: `"chain": "anvil"` and `"chain": "31337"` are one request.
         const chain = (yield* Networks).resolve(request.chain)?.slug ?? request.chain
         return yield* idempotent({
           key: context.request.headers["idempotency-key"],
           scope: `kernel:${app.clientId}`,
           request: { ...request, chain },
-          run: kernel.send(app, request).pipe(Effect.map((view) => ({ status: 200, body: view }))),
+          run: kernel.send(app, request, wait).pipe(Effect.map((view) => ({ status: 200, body: view }))),
+          // A retry of a request whose answer was lost: the same operation, re-sent as it was if the bundler lost it.
           recover: (id) =>
-            log
-              .find(id)
-              .pipe(
-                Effect.map((record) => (record === undefined ? undefined : { status: 200, body: kernelTxView(record) }))
-              )
+            kernel
+              .recover(app, id)
+              .pipe(Effect.map((view) => (view === undefined ? undefined : { status: 200, body: view })))
         })
       })
     ),
     {
-      summary: "Sends a batch of calls from a user's smart account.",
+      summary:
+        "Sends a batch of calls from a user's Safe as one ERC-4337 operation; `?wait=<seconds>` (at most 10) waits for it to be final.",
       security: "bearer",
       body: KernelTxRequest,
       idempotent: true,

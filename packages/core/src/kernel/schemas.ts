@@ -38,8 +38,12 @@ export const KernelTxResponse = Schema.Struct({
   id: Schema.String,
   userId: Schema.String,
   chain: Schema.String,
+  /** The user's Safe (its address is known before it is deployed). */
   account: Schema.String,
-  txHash: Schema.String,
+  /** The ERC-4337 operation's hash: known at once, and the same for every retry with one Idempotency-Key. */
+  userOpHash: Schema.optionalKey(Schema.String),
+  /** The transaction that included the operation, once it is included (it may change if a reorg re-includes it). */
+  txHash: Schema.optionalKey(Schema.String),
   status: TxStatus,
   blockNumber: Schema.optionalKey(Schema.Int),
   gasUsed: Schema.optionalKey(Schema.String)

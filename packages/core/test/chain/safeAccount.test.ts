@@ -1,11 +1,12 @@
 import { concat, keccak256, recoverAddress, toHex } from "viem"
 import { generatePrivateKey, privateKeyToAccount, privateKeyToAddress } from "viem/accounts"
 import { describe, expect, it } from "vitest"
-import { canonicalSafe4337 } from "../../src/chain/contractPackages"
+import { canonicalSafe4337, creationCode } from "../../src/chain/contractPackages"
 import {
   canonicalSafe4337Contracts,
   safeAccount,
   safeOperationStubSignature,
+  safeProxyCreationCode,
   signSafeOperation,
   stubEcdsa
 } from "../../src/chain/safeAccount"
@@ -37,7 +38,17 @@ describe("safeAccount", () => {
     expect(() => safeAccount({ owners: [a], threshold: 2 })).toThrow(/threshold/)
   })
 
-  it("reads the canonical addresses from the Safe registries", () => {
+  it("has the canonical addresses the Safe registries publish, and SafeProxy's creation code of the package", () => {
+    const registries = canonicalSafe4337()
+    expect(canonicalSafe4337Contracts()).toEqual({
+      entryPoint: registries.entryPoint.address,
+      safeSingleton: registries.safeL2.address,
+      safeProxyFactory: registries.safeProxyFactory.address,
+      safeModuleSetup: registries.safeModuleSetup.address,
+      safe4337Module: registries.safe4337Module.address,
+      multiSendCallOnly: registries.multiSendCallOnly.address
+    })
+    expect(safeProxyCreationCode).toBe(creationCode("SafeProxy"))
     expect(canonicalSafe4337Contracts()).toEqual({
       entryPoint: "0x0000000071727De22E5E9d8BAf0edAc6f37da032",
       safeSingleton: "0x29fcB43b46531BcA003ddC8FCB67FFE91900C762",

@@ -1,9 +1,11 @@
 import {
   type App,
+  type Bundler,
   ClientStore,
   type ExternalIssuerConfig,
   embeddedPorts,
   type Gateway,
+  type IdempotencyStore,
   makeGateway
 } from "@walletgate/core"
 import { hashClientSecret } from "@walletgate/core/auth"
@@ -12,11 +14,13 @@ import {
   accountSalt,
   automationIdentity,
   deriveOwnerKey,
+  identitySafe,
   type SpendLimitsOptions,
   userWalletIdentity
 } from "@walletgate/core/chain"
 import {
   anvilMnemonic,
+  type Devnet,
   deployTestToken,
   predictAccountAddress,
   startDevnet,
@@ -33,6 +37,7 @@ import {
   type Hex,
   http,
   keccak256,
+  parseAbiItem,
   toHex
 } from "viem"
 import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts"
@@ -68,6 +73,8 @@ export const startKernelFixture = async (
       token: Address
     ) => ReadonlyArray<{ readonly accountKey: string; readonly network?: string; readonly plan?: PayoutPlan }>
     readonly loggers?: ReadonlyArray<Logger.Logger<unknown, unknown>>
+    /** Ports that replace the embedded ones (a fault-injecting bundler or store), given the devnet. */
+    readonly ports?: (devnet: Devnet) => Layer.Layer<Bundler | IdempotencyStore>
   } = {}
 ) => {
   const local = await startDevnet()
@@ -84,8 +91,11 @@ export const startKernelFixture = async (
     account: mnemonicToAccount(anvilMnemonic, { addressIndex: 3 })
   })
   const token = await deployTestToken(funder, publicClient, { name: "Test USD", symbol: "TUSD", decimals: 6 })
-  /** The address of `identity`'s account, before or after deployment. */
-  const walletOf = (identity: AccountIdentity): Promise<Address> =>
+  /** The address of `identity`'s Safe (a user's wallet), before or after deployment. */
+  const walletOf = async (identity: AccountIdentity): Promise<Address> =>
+    identitySafe(privateKeyToAccount(deriveOwnerKey(MASTER_SECRET, identity)).address, identity).address
+  /** The address of an automation account (payouts run on walletgate's own batch accounts for now). */
+  const automationWalletOf = (identity: AccountIdentity): Promise<Address> =>
     predictAccountAddress(
       publicClient,
       local.contracts.walletFactory,
@@ -94,7 +104,7 @@ export const startKernelFixture = async (
     )
   const automationAccounts: Array<AutomationAccount> = []
   for (const wanted of extra.automation?.(token) ?? []) {
-    const address = await walletOf(automationIdentity(wanted.accountKey))
+    const address = await automationWalletOf(automationIdentity(wanted.accountKey))
     automationAccounts.push({
       address,
       network: wanted.network ?? "anvil",
@@ -127,7 +137,8 @@ export const startKernelFixture = async (
         apiKeys: extra.apiKeys?.(automationAccounts) ?? [],
         automationAccounts
       }),
-      ...(extra.storedApps === undefined ? [] : [ClientStore.memory([...apps, ...extra.storedApps])])
+      ...(extra.storedApps === undefined ? [] : [ClientStore.memory([...apps, ...extra.storedApps])]),
+      ...(extra.ports === undefined ? [] : [extra.ports(local)])
     ),
     ...(process.env.KERNEL_DEBUG === undefined ? { loggers: extra.loggers ?? [] } : {}),
     ...(extra.operatorToken === undefined ? {} : { operatorToken: extra.operatorToken })
@@ -180,6 +191,28 @@ export const startKernelFixture = async (
     }
   }
 
+  /**
+   * The kernel transaction `id` once final (its status read as a client would, every 50 ms, 20 s at most): the
+   * answer of `GET /v1/kernel/tx/:id`.
+   */
+  const settled = async (id: unknown, headers: Record<string, string>) => {
+    const deadline = Date.now() + 20_000
+    while (true) {
+      const status = await call("GET", `/v1/kernel/tx/${String(id)}`, undefined, headers)
+      if (status.status !== 200 || status.body.status !== "submitted" || Date.now() > deadline) return status.body
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  }
+
+  /** The paymaster's deposit at the EntryPoint: what sponsoring operations spends. */
+  const paymasterDeposit = () =>
+    publicClient.readContract({
+      address: local.deployment.contracts.entryPoint,
+      abi: [parseAbiItem("function balanceOf(address) view returns (uint256)")],
+      functionName: "balanceOf",
+      args: [local.deployment.contracts.verifyingPaymaster]
+    })
+
   const tokenBalance = (address: Address) =>
     publicClient.readContract({
       address: token,
@@ -202,6 +235,9 @@ export const startKernelFixture = async (
     accessToken,
     phoneUser,
     walletOf,
+    automationWalletOf,
+    settled,
+    paymasterDeposit,
     fund,
     tokenBalance,
     automationAccounts,

@@ -1,12 +1,16 @@
 import { testUserIdentity } from "@walletgate/core/chain"
 import { testTokenArtifact } from "@walletgate/core/devnet"
-import { encodeFunctionData, parseEther } from "viem"
+import { encodeFunctionData, type Hash, parseAbiItem, parseEther } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CLIENT, freshAddress, startKernelFixture } from "./fixture"
 
 type Fixture = Awaited<ReturnType<typeof startKernelFixture>>
 
-describe("POST /v1/kernel/tx on a real anvil", () => {
+const userOperationEvent = parseAbiItem(
+  "event UserOperationEvent(bytes32 indexed userOpHash, address indexed sender, address indexed paymaster, uint256 nonce, bool success, uint256 actualGasCost, uint256 actualGasUsed)"
+)
+
+describe("POST /v1/kernel/tx on the ERC-4337 pipeline (anvil + alto)", { tags: ["devnet"] }, () => {
   let f: Fixture
   let bearer: Record<string, string>
   let user: Awaited<ReturnType<Fixture["phoneUser"]>>
@@ -22,48 +26,94 @@ describe("POST /v1/kernel/tx on a real anvil", () => {
   const transfer = (to: string, amount: bigint) =>
     encodeFunctionData({ abi: testTokenArtifact.abi, functionName: "transfer", args: [to as `0x${string}`, amount] })
 
-  it("runs an ETH transfer and an ERC-20 transfer atomically from the user's new wallet", async () => {
+  /** How many times the EntryPoint executed the operation `userOpHash`. */
+  const executions = async (userOpHash: unknown) =>
+    (
+      await f.publicClient.getLogs({
+        address: f.local.deployment.contracts.entryPoint,
+        event: userOperationEvent,
+        args: { userOpHash: userOpHash as Hash },
+        fromBlock: 0n
+      })
+    ).length
+
+  it("deploys a new user's Safe and runs an ETH and two ERC-20 transfers atomically; the paymaster pays", async () => {
     const wallet = await f.walletOf(user.identity)
+    expect(await f.publicClient.getCode({ address: wallet })).toBeUndefined()
     await f.fund(wallet, parseEther("1"), 5_000_000n)
-    const alice = freshAddress()
-    const bob = freshAddress()
+    const [alice, bob, carol] = [freshAddress(), freshAddress(), freshAddress()]
+    const deposit = await f.paymasterDeposit()
     const sent = await f.call(
       "POST",
       "/v1/kernel/tx",
       {
         userId: user.userId,
         chain: "anvil",
-        to: [alice, f.token],
-        value: ["250000000000000000", "0"],
-        data: ["0x", transfer(bob, 1_500_000n)],
+        to: [alice, f.token, f.token],
+        value: ["250000000000000000", "0", "0"],
+        data: ["0x", transfer(bob, 1_500_000n), transfer(carol, 500_000n)],
         auth: user.jwt
       },
       bearer
     )
     expect(sent.status).toBe(200)
+    // Answered as soon as the bundler has it: its hash, not yet a transaction.
     expect(sent.body).toMatchObject({ userId: user.userId, chain: "anvil", account: wallet, status: "submitted" })
-    const receipt = await f.publicClient.waitForTransactionReceipt({ hash: sent.body.txHash as `0x${string}` })
+    expect(sent.body.userOpHash).toMatch(/^0x[0-9a-f]{64}$/)
+    const final = await f.settled(sent.body.id, bearer)
+    expect(final).toMatchObject({ id: sent.body.id, userOpHash: sent.body.userOpHash, status: "confirmed" })
+    const receipt = await f.publicClient.getTransactionReceipt({ hash: final.txHash as Hash })
     expect(receipt.status).toBe("success")
+    expect(final.blockNumber).toBe(Number(receipt.blockNumber))
     expect(await f.publicClient.getBalance({ address: alice })).toBe(parseEther("0.25"))
-    expect(await f.tokenBalance(bob)).toBe(1_500_000n)
+    expect([await f.tokenBalance(bob), await f.tokenBalance(carol), await f.tokenBalance(wallet)]).toEqual([
+      1_500_000n,
+      500_000n,
+      3_000_000n
+    ])
+    // The Safe paid nothing for gas: the paymaster's deposit did.
+    expect(await f.publicClient.getBalance({ address: wallet })).toBe(parseEther("0.75"))
+    expect(await f.paymasterDeposit()).toBeLessThan(deposit)
+    expect(await f.publicClient.getCode({ address: wallet })).not.toBeUndefined()
+    console.info(`3-call batch with the Safe's deployment: ${String(final.gasUsed)} gas (operation)`)
 
-    // The status endpoint reports the mined transaction.
-    let status = await f.call("GET", `/v1/kernel/tx/${String(sent.body.id)}`, undefined, bearer)
-    for (let i = 0; i < 50 && status.body.status === "submitted"; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 20))
-      status = await f.call("GET", `/v1/kernel/tx/${String(sent.body.id)}`, undefined, bearer)
-    }
-    expect(status.body).toMatchObject({
-      id: sent.body.id,
-      status: "confirmed",
-      blockNumber: Number(receipt.blockNumber)
-    })
-    expect(status.body.gasUsed).toBe(receipt.gasUsed.toString())
+    // A second 3-call batch from the deployed Safe, waited for inside the request (?wait=10).
+    const again = await f.call(
+      "POST",
+      "/v1/kernel/tx?wait=10",
+      {
+        userId: user.userId,
+        chain: "anvil",
+        to: [f.token, f.token, f.token],
+        value: ["0", "0", "0"],
+        data: [transfer(alice, 1n), transfer(bob, 1n), transfer(carol, 1n)],
+        auth: user.jwt
+      },
+      bearer
+    )
+    expect(again.status).toBe(200)
+    expect(again.body).toMatchObject({ status: "confirmed", txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) })
+    console.info(`3-call batch from a deployed Safe: ${String(again.body.gasUsed)} gas (operation)`)
+    expect(await executions(again.body.userOpHash)).toBe(1)
   })
 
-  it("refuses a batch whose second call reverts, with its index and reason, and changes nothing", async () => {
+  it("refuses ?wait beyond 10 s or not whole seconds, before anything is sent", async () => {
+    for (const wait of ["11", "-1", "1.5", "x", "100"]) {
+      const refused = await f.call(
+        "POST",
+        `/v1/kernel/tx?wait=${wait}`,
+        { userId: user.userId, chain: "anvil", to: [freshAddress()], value: ["1"], data: ["0x"], auth: user.jwt },
+        bearer
+      )
+      expect(refused.status).toBe(400)
+      expect(refused.body.code).toBe("invalid_request")
+    }
+  })
+
+  it("refuses a batch whose second call of three reverts, with its index and reason, and changes nothing", async () => {
     const wallet = await f.walletOf(user.identity)
     const before = { eth: await f.publicClient.getBalance({ address: wallet }), tokens: await f.tokenBalance(wallet) }
+    const deposit = await f.paymasterDeposit()
     const alice = freshAddress()
     const refused = await f.call(
       "POST",
@@ -71,9 +121,9 @@ describe("POST /v1/kernel/tx on a real anvil", () => {
       {
         userId: user.userId,
         chain: "anvil",
-        to: [alice, f.token],
-        value: ["1000", "0"],
-        data: ["", transfer(freshAddress(), 10n ** 30n)],
+        to: [alice, f.token, f.token],
+        value: ["1000", "0", "0"],
+        data: ["", transfer(freshAddress(), 10n ** 30n), transfer(alice, 1n)],
         auth: user.jwt
       },
       bearer
@@ -82,21 +132,47 @@ describe("POST /v1/kernel/tx on a real anvil", () => {
     expect(refused.body).toMatchObject({ code: "call_reverted", index: 1 })
     expect(String(refused.body.reason)).toMatch(/^InsufficientBalance\(/)
     expect(await f.publicClient.getBalance({ address: alice })).toBe(0n)
+    expect(await f.tokenBalance(alice)).toBe(0n)
     expect(await f.publicClient.getBalance({ address: wallet })).toBe(before.eth)
     expect(await f.tokenBalance(wallet)).toBe(before.tokens)
+    expect(await f.paymasterDeposit()).toBe(deposit)
+  })
+
+  it("lands 8 batches of a wallet not yet deployed sent at once: none refused, the deploying one first", async () => {
+    const userId = "phone:eight-at-once"
+    const wallet = await f.walletOf(testUserIdentity(CLIENT.clientId, userId))
+    expect(await f.publicClient.getCode({ address: wallet })).toBeUndefined()
+    await f.fund(wallet, 0n, 80n)
+    const recipient = freshAddress()
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        f.call(
+          "POST",
+          "/v1/kernel/tx",
+          { userId, chain: "anvil", to: [f.token], value: ["0"], data: [transfer(recipient, 10n)], auth: "" },
+          bearer
+        )
+      )
+    )
+    expect(answers.map((answer) => answer.status)).toEqual(new Array(8).fill(200))
+    expect(new Set(answers.map((answer) => answer.body.userOpHash)).size).toBe(8)
+    const finals = await Promise.all(answers.map((answer) => f.settled(answer.body.id, bearer)))
+    expect(finals.map((final) => final.status)).toEqual(new Array(8).fill("confirmed"))
+    expect(await f.tokenBalance(recipient)).toBe(80n)
+    // The deploying operation was included before every other one.
+    const blocks = finals.map((final) => Number(final.blockNumber))
+    expect(blocks.filter((block) => block === Math.min(...blocks))).toHaveLength(1)
   })
 
   it("lands 20 concurrent batches of one user and 20 of 20 users, without a nonce error", async () => {
+    const others = Array.from(
+      { length: 20 },
+      (_, i) => `phone:00000000-0000-4000-8000-0000000000${String(i).padStart(2, "0")}`
+    )
+    const recipient = freshAddress()
     const wallet = await f.walletOf(user.identity)
     await f.fund(wallet, parseEther("1"))
-    const others: Array<string> = []
-    for (let i = 0; i < 20; i++) {
-      const userId = `phone:00000000-0000-4000-8000-0000000000${String(i).padStart(2, "0")}`
-      // Blank auth reaches the app's own test user of that name, never the real user's wallet.
-      await f.fund(await f.walletOf(testUserIdentity(CLIENT.clientId, userId)), parseEther("0.01"))
-      others.push(userId)
-    }
-    const recipient = freshAddress()
+    for (const userId of others) await f.fund(await f.walletOf(testUserIdentity(CLIENT.clientId, userId)), 1n)
     const send = (userId: string, auth: string) =>
       f.call(
         "POST",
@@ -110,14 +186,12 @@ describe("POST /v1/kernel/tx on a real anvil", () => {
       ...others.map((userId) => send(userId, ""))
     ])
     expect(answers.map((answer) => answer.status)).toEqual(new Array(40).fill(200))
-    const receipts = await Promise.all(
-      answers.map((answer) => f.publicClient.waitForTransactionReceipt({ hash: answer.body.txHash as `0x${string}` }))
-    )
-    expect(receipts.every((receipt) => receipt.status === "success")).toBe(true)
+    const finals = await Promise.all(answers.map((answer) => f.settled(answer.body.id, bearer)))
+    expect(finals.every((final) => final.status === "confirmed")).toBe(true)
     expect(await f.publicClient.getBalance({ address: recipient })).toBe(40n)
   })
 
-  it("sends one transaction for one Idempotency-Key sent 10 times concurrently", async () => {
+  it("executes one operation for one Idempotency-Key sent 10 times concurrently, and again after it landed", async () => {
     const recipient = freshAddress()
     const body = { userId: user.userId, chain: "anvil", to: [recipient], value: ["7"], data: ["0x"], auth: user.jwt }
     const answers = await Promise.all(
@@ -126,19 +200,22 @@ describe("POST /v1/kernel/tx on a real anvil", () => {
       )
     )
     expect(answers.map((answer) => answer.status)).toEqual(new Array(10).fill(200))
-    expect(new Set(answers.map((answer) => answer.body.txHash)).size).toBe(1)
+    expect(new Set(answers.map((answer) => answer.body.userOpHash)).size).toBe(1)
     expect(new Set(answers.map((answer) => answer.body.id)).size).toBe(1)
-    await f.publicClient.waitForTransactionReceipt({ hash: answers[0]?.body.txHash as `0x${string}` })
+    expect((await f.settled(answers[0]?.body.id, bearer)).status).toBe("confirmed")
     expect(await f.publicClient.getBalance({ address: recipient })).toBe(7n)
-    // The chain by its id is the same request: the first answer again, nothing sent.
+    // A replay after it landed, with the chain by its id: the first answer again, nothing sent.
     const byId = await f.call(
       "POST",
       "/v1/kernel/tx",
       { ...body, chain: "31337" },
       { ...bearer, "idempotency-key": "pay-7-once" }
     )
-    expect([byId.status, byId.body.txHash]).toEqual([200, answers[0]?.body.txHash])
+    expect([byId.status, byId.body.userOpHash]).toEqual([200, answers[0]?.body.userOpHash])
+    expect(byId.headers.get("idempotent-replayed")).toBe("true")
+    await new Promise((resolve) => setTimeout(resolve, 300))
     expect(await f.publicClient.getBalance({ address: recipient })).toBe(7n)
+    expect(await executions(answers[0]?.body.userOpHash)).toBe(1)
     // The same key with another body is refused.
     const reused = await f.call(
       "POST",
@@ -148,6 +225,21 @@ describe("POST /v1/kernel/tx on a real anvil", () => {
     )
     expect(reused.status).toBe(422)
     expect(reused.body.code).toBe("idempotency_key_reused")
+  })
+
+  it("shows a transaction to the app that sent it only; another app's id is a 404", async () => {
+    const sent = await f.call(
+      "POST",
+      "/v1/kernel/tx",
+      { userId: "phone:reader", chain: "anvil", to: [freshAddress()], value: ["0"], data: ["0x"], auth: "" },
+      bearer
+    )
+    expect(sent.status).toBe(200)
+    expect((await f.call("GET", `/v1/kernel/tx/${String(sent.body.id)}`, undefined, bearer)).status).toBe(200)
+    const unknown = await f.call("GET", `/v1/kernel/tx/${crypto.randomUUID()}`, undefined, bearer)
+    expect([unknown.status, unknown.body.code]).toEqual([404, "tx_not_found"])
+    const anonymous = await f.call("GET", `/v1/kernel/tx/${String(sent.body.id)}`)
+    expect(anonymous.status).toBe(401)
   })
 
   it("answers 503 upstream_unavailable, not 500, when the node is down", async () => {

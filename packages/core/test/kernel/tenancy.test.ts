@@ -6,7 +6,7 @@ import { type App, ClientStore, embeddedPorts, IdentityProviders, SecureRandom }
 import { hashClientSecret, registerApp, UnknownIdentityProvider } from "@walletgate/core/auth"
 import { automationIdentity, testUserIdentity, userWalletIdentity } from "@walletgate/core/chain"
 import { Effect, Layer } from "effect"
-import { type Address, type Hash, parseEther } from "viem"
+import { type Address, parseEther } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CLIENT, freshAddress, startKernelFixture } from "./fixture"
 import { type Issuer, startIssuer } from "./issuer"
@@ -59,7 +59,7 @@ describe("identity namespaces and key domains, on anvil with two apps", () => {
     await attackerIssuer?.stop()
   })
 
-  /** Sends `amount` to a fresh address from `userId`'s wallet as `clientId`; waits for it to be mined if sent. */
+  /** Sends `amount` to a fresh address from `userId`'s wallet as `clientId`; waits for it to be final if sent. */
   const attempt = async (clientId: string, userId: string, auth: string, chain: string, amount: bigint) => {
     const bearer = { authorization: `Bearer ${await f.accessToken(credentials(clientId))}` }
     const answer = await f.call(
@@ -68,7 +68,7 @@ describe("identity namespaces and key domains, on anvil with two apps", () => {
       { userId, chain, to: [freshAddress()], value: [String(amount)], data: ["0x"], auth },
       bearer
     )
-    if (answer.status === 200) await f.publicClient.waitForTransactionReceipt({ hash: answer.body.txHash as Hash })
+    if (answer.status === 200) expect((await f.settled(answer.body.id, bearer)).status).toBe("confirmed")
     return answer
   }
   const balance = (address: Address) => f.publicClient.getBalance({ address })
@@ -144,7 +144,7 @@ describe("identity namespaces and key domains, on anvil with two apps", () => {
     expect(new Set([...accounts, payroll]).size).toBe(5)
     expect(accounts[1]).toBe(await f.walletOf(userWalletIdentity("evil-idp", "automation:payroll")))
     expect(accounts[2]).toBe(await f.walletOf(testUserIdentity("wgc_attacker", "evil-idp:automation:payroll")))
-    expect(payroll).toBe(await f.walletOf(automationIdentity("payroll")))
+    expect(payroll).toBe(await f.automationWalletOf(automationIdentity("payroll")))
     expect(await balance(payroll)).toBe(parseEther("5"))
   })
 

@@ -20,18 +20,26 @@ const modexpInput = (): Hex => {
   return `0x${word(64)}${word(1024)}${word(64)}${"03".repeat(64)}${"ff".repeat(1024)}${"07".repeat(64)}`
 }
 
-/** What a request that is refused before signing must leave unchanged: the relayer's balance and nonce, the chain. */
+/**
+ * What a request that is refused before signing must leave unchanged: the relayer's balance and nonce, the
+ * paymaster's deposit (it sponsors the wallets' operations), the chain.
+ */
 const chainFacts = async (f: Fixture) => {
   const relayer = privateKeyToAccount(f.local.network.relayerKey).address
   return {
+    paymasterDeposit: await f.paymasterDeposit(),
     relayerBalance: await f.publicClient.getBalance({ address: relayer }),
     relayerNonce: await f.publicClient.getTransactionCount({ address: relayer, blockTag: "pending" }),
     block: await f.publicClient.getBlockNumber()
   }
 }
 
-const mined = (f: Fixture, answer: Answer) =>
-  f.publicClient.waitForTransactionReceipt({ hash: answer.body.txHash as Hex })
+/** The receipt of a payout's transaction, or of the transaction that included a wallet batch once it is final. */
+const mined = async (f: Fixture, answer: Answer, headers: Record<string, string> = {}) => {
+  const hash =
+    answer.body.userOpHash === undefined ? answer.body.txHash : (await f.settled(answer.body.id, headers)).txHash
+  return f.publicClient.waitForTransactionReceipt({ hash: hash as Hex })
+}
 
 /** The gas the spend policy has reserved on the network in this window, as the operator's health report tells. */
 const networkGasUsed = async (f: Fixture): Promise<number> => {
@@ -53,7 +61,7 @@ describe("the gas walletgate pays, default limits, on a real anvil", () => {
     await f?.stop()
   })
 
-  it("refuses a batch of ten modexp calls (~22 M gas) before the relayer signs: 422, nothing paid", async () => {
+  it("refuses a batch of ten modexp calls (~22 M gas) before anything is signed: 422, nothing paid", async () => {
     const before = await chainFacts(f)
     const refused = await f.call(
       "POST",
@@ -87,7 +95,7 @@ describe("the gas walletgate pays, default limits, on a real anvil", () => {
       bearer
     )
     expect(sent.status).toBe(200)
-    const receipt = await mined(f, sent)
+    const receipt = await mined(f, sent, bearer)
     expect(receipt.status).toBe("success")
     // What is reserved is the gas limit signed (the estimate plus 20 %): at least what the transaction used.
     expect(await networkGasUsed(f)).toBeGreaterThan(used + Number(receipt.gasUsed))
@@ -119,12 +127,13 @@ describe("the gas walletgate pays, default limits, on a real anvil", () => {
 })
 
 describe("gas budgets per app and per user, on a real anvil", () => {
-  // A first batch from a new wallet is signed for ~189 000 gas, the next ones for ~55 000.
+  // A first batch from a new wallet (its Safe deployed, the paymaster's validation included) reserves ~516 000 gas,
+  // the next ones ~168 000: the sum of the operation's gas limits.
   const spend = {
     windowSeconds: 604_800,
-    batchCeiling: 300_000,
-    perUser: 400_000,
-    perApp: 1_000_000,
+    batchCeiling: 600_000,
+    perUser: 1_100_000,
+    perApp: 2_800_000,
     payoutCeiling: 300_000,
     perApiKey: 400_000
   }
@@ -160,12 +169,12 @@ describe("gas budgets per app and per user, on a real anvil", () => {
       tokens[app]
     )
 
-  /** Sends batches (each mined before the next) until one is refused; fails after `most`. */
-  const untilRefused = async (send: () => Promise<Answer>, most: number) => {
+  /** Sends batches (each final before the next) until one is refused; fails after `most`. */
+  const untilRefused = async (send: () => Promise<Answer>, most: number, headers: Record<string, string> = {}) => {
     for (let sent = 0; sent < most; sent++) {
       const answer = await send()
       if (answer.status !== 200) return { refused: answer, sent }
-      await mined(f, answer)
+      await mined(f, answer, headers)
     }
     throw new Error(`no refusal after ${most} requests`)
   }
@@ -179,8 +188,8 @@ describe("gas budgets per app and per user, on a real anvil", () => {
   }
 
   it("refuses a user's batches once their budget is spent, 429 before signing; another user goes on", async () => {
-    const { refused, sent } = await untilRefused(() => batch("main", "phone:alice"), 10)
-    // 189 k + 3 × 55 k fit in 400 k; the fifth does not.
+    const { refused, sent } = await untilRefused(() => batch("main", "phone:alice"), 10, tokens.main)
+    // 516 k + 3 × 168 k fit in 1 100 k; the fifth does not.
     expect(sent).toBe(4)
     expectExhausted(refused, "user")
     const before = await chainFacts(f)
@@ -188,12 +197,16 @@ describe("gas budgets per app and per user, on a real anvil", () => {
     expect(await chainFacts(f)).toEqual(before)
     const bob = await batch("main", "phone:bob")
     expect(bob.status).toBe(200)
-    await mined(f, bob)
+    await mined(f, bob, tokens.main)
   })
 
   it("refuses an app's batches once its budget is spent; another app, even for the same user id, goes on", async () => {
-    // alice (~354 k) and bob (~189 k) spent ~543 k of the app's 1 000 k: two more new users fit, not a third.
-    const { refused, sent } = await untilRefused(() => batch("main", `phone:new-${crypto.randomUUID()}`), 5)
+    // alice (~1 020 k) and bob (~516 k) spent ~1 536 k of the app's 2 800 k: two more new users fit, not a third.
+    const { refused, sent } = await untilRefused(
+      () => batch("main", `phone:new-${crypto.randomUUID()}`),
+      5,
+      tokens.main
+    )
     expect(sent).toBe(2)
     expectExhausted(refused, "app")
     const before = await chainFacts(f)
@@ -202,17 +215,17 @@ describe("gas budgets per app and per user, on a real anvil", () => {
     // The other app's budget and its alice's are its own: this app's users cannot spend them.
     const other = await batch("other", "phone:alice")
     expect(other.status).toBe(200)
-    expect((await mined(f, other)).status).toBe("success")
+    expect((await mined(f, other, tokens.other)).status).toBe("success")
   })
 
   it("lets no more than the app's budget through when its users' batches arrive all at once", async () => {
-    // The other app has spent ~189 k; eight new users at once, ~189 k each: four fit in what is left, four do not.
+    // The other app has spent ~516 k; eight new users at once, ~516 k each: four fit in what is left, four do not.
     const used = await networkGasUsed(f)
     const answers = await Promise.all(Array.from({ length: 8 }, (_, index) => batch("other", `phone:rush-${index}`)))
     const statuses = answers.map((answer) => answer.status).sort()
     expect(statuses).toEqual([200, 200, 200, 200, 429, 429, 429, 429])
     for (const answer of answers.filter((a) => a.status === 429)) expectExhausted(answer, "app")
-    await Promise.all(answers.filter((answer) => answer.status === 200).map((answer) => mined(f, answer)))
-    expect(await networkGasUsed(f)).toBeLessThan(used + 4 * 200_000)
+    await Promise.all(answers.filter((answer) => answer.status === 200).map((answer) => mined(f, answer, tokens.other)))
+    expect(await networkGasUsed(f)).toBeLessThan(used + 4 * 530_000)
   })
 })
