@@ -11,7 +11,6 @@ import {
   type UserOperation,
   type UserOperationReceipt
 } from "viem/account-abstraction"
-import { bundlerEndpoints, Networks } from "./networks"
 
 /** A v0.7 user operation, ready to send (signature included). */
 export type UserOperation07 = UserOperation<"0.7">
@@ -81,15 +80,6 @@ export class Bundler extends Context.Service<
   /** Bundlers reached over HTTP JSON-RPC (any ERC-7769 endpoint: a hosted one, or alto), one URL per chain id. */
   static readonly jsonRpc = (endpoints: ReadonlyArray<BundlerEndpoint>): Layer.Layer<Bundler> =>
     Layer.sync(Bundler, () => makeJsonRpcBundler(endpoints))
-
-  /** {@link Bundler.jsonRpc} at the bundler URL of each served network that has an ERC-4337 pipeline. */
-  static readonly ofNetworks: Layer.Layer<Bundler, never, Networks> = Layer.effect(
-    Bundler,
-    Effect.gen(function* () {
-      const networks = yield* Networks
-      return makeJsonRpcBundler(bundlerEndpoints(networks.all))
-    })
-  )
 }
 
 /** Where a chain's bundler answers. */
