@@ -1,5 +1,5 @@
 // Latency of single endpoints on the embedded defaults (in memory) and with the ports @walletgate/redis provides
-// on Redis (a redis-server of its own): OTP send + verify, a kernel transaction and a payout on a local anvil.
+// on Redis (a redis-server of its own): OTP send + verify, a kernel transaction (through the devnet's alto bundler) and a payout on a local anvil.
 // Requests go one at a time straight to `gateway.fetch` (no socket: bench/http/throughput.ts measures the HTTP
 // layers), after a short warm-up. Then the RPC round trips of the chain endpoints before they answer, counted
 // by a proxy in front of anvil in a separate pass (the proxy's own delay never enters the latencies).
@@ -19,7 +19,7 @@ import {
 } from "@walletgate/core"
 import { hashClientSecret } from "@walletgate/core/auth"
 import { accountSalt, automationIdentity, deriveOwnerKey } from "@walletgate/core/chain"
-import { anvilDevKey, type LocalNetwork, predictAccountAddress, startLocalNetwork } from "@walletgate/core/devnet"
+import { anvilDevKey, type Devnet, predictAccountAddress, startDevnet } from "@walletgate/core/devnet"
 import { type AutomationAccount, makeApiKey } from "@walletgate/core/payout"
 import { RedisStores } from "@walletgate/redis"
 import * as Effect from "effect/Effect"
@@ -178,7 +178,7 @@ const countingProxy = async (target: string) => {
 }
 
 /** Calls one of anvil's own RPC methods. */
-const anvilCall = async (local: LocalNetwork, method: string, params: ReadonlyArray<unknown>) => {
+const anvilCall = async (local: Devnet, method: string, params: ReadonlyArray<unknown>) => {
   const answer = await fetch(local.anvil.rpcUrl, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -188,7 +188,7 @@ const anvilCall = async (local: LocalNetwork, method: string, params: ReadonlyAr
 }
 
 /** What every gateway here shares: the app, funded automation accounts and their API key. */
-const chainSetUp = async (local: LocalNetwork, accounts: number) => {
+const chainSetUp = async (local: Devnet, accounts: number) => {
   const automationAccounts: Array<AutomationAccount> = []
   for (let i = 0; i < accounts; i++) {
     const accountKey = `bench-${i}`
@@ -317,7 +317,7 @@ export const measureEndpoints = async (
   let registeredInMemory: ReadonlyArray<string> = []
   const notOnRedis = (port: string) =>
     `@walletgate/redis provides ${redisPorts.join(", ")}; ${port}, which this endpoint needs, is not among them`
-  const local = await startLocalNetwork()
+  const local = await startDevnet()
   let redis: RedisServer | undefined
   const gateways: Array<Gateway> = []
   const started = (gateway: Gateway) => {

@@ -1,8 +1,8 @@
 import { generateKeyPairSync } from "node:crypto"
 import { ClientStore, embeddedPorts, makeGateway, type OtpPolicyOptions, SigningKeys } from "@walletgate/core"
 import { hashClientSecret } from "@walletgate/core/auth"
-import { accountSalt, deriveOwnerKey, testUserIdentity } from "@walletgate/core/chain"
-import { anvilDevKey, type LocalNetwork, predictAccountAddress, startLocalNetwork } from "@walletgate/core/devnet"
+import { deriveOwnerKey, identitySafe, testUserIdentity } from "@walletgate/core/chain"
+import { anvilDevKey, type Devnet, startDevnet } from "@walletgate/core/devnet"
 import { SmsOutbox } from "@walletgate/core/testing"
 import { RedisStores } from "@walletgate/redis"
 import { Layer, ManagedRuntime } from "effect"
@@ -150,15 +150,16 @@ describe("two gateways on one Redis, against SMS pumping", () => {
 
 // Money movement across the fleet: both instances derive the same wallets (one master secret), verify
 // each other's access tokens (one signing key) and read the same apps, idempotency records, account locks
-// and transaction log from Redis. Each has its own relayer, as a fleet must (relayer nonces are per process).
+// and transaction log from Redis, and send user operations to one bundler (the devnet's alto). Each has its own
+// relayer for the payouts, as a fleet must (relayer nonces are per process).
 describe("two gateways on one Redis and one chain", () => {
   const keyPrefix = "fleet-chain:"
   const masterSecret = "fleet-tests-master-secret-0123456789abcdef"
   const client = { clientId: "wgc_fleet", clientSecret: "wgs_fleet_secret" }
-  let chain: LocalNetwork
+  let chain: Devnet
   const instances: Array<Served> = []
   beforeAll(async () => {
-    chain = await startLocalNetwork()
+    chain = await startDevnet()
     // Apps live in Redis now: register the app once, for every instance.
     const admin = ManagedRuntime.make(RedisStores.layer({ url: server.url, keyPrefix }))
     try {
@@ -176,7 +177,8 @@ describe("two gateways on one Redis and one chain", () => {
       await admin.dispose()
     }
     const signingKey = generateKeyPairSync("ed25519").privateKey.export({ format: "pem", type: "pkcs8" }).toString()
-    for (const relayerKey of [chain.network.relayerKey, anvilDevKey(7)]) {
+    // Dev account 9 only receives fees on the devnet (5 to 8 send alto's bundles).
+    for (const relayerKey of [chain.network.relayerKey, anvilDevKey(9)]) {
       const gateway = makeGateway({
         ports: Layer.mergeAll(
           embeddedPorts({ masterSecret, otp: { codeSecret }, networks: [{ ...chain.network, relayerKey }] }),
@@ -203,12 +205,7 @@ describe("two gateways on one Redis and one chain", () => {
     const userId = "phone:00000000-0000-4000-8000-0000000000f1"
     // Blank auth: the app's own test user of that name.
     const identity = testUserIdentity(client.clientId, userId)
-    const wallet = await predictAccountAddress(
-      chain.publicClient,
-      chain.contracts.walletFactory,
-      privateKeyToAccount(deriveOwnerKey(masterSecret, identity)).address,
-      accountSalt(identity)
-    )
+    const wallet = identitySafe(privateKeyToAccount(deriveOwnerKey(masterSecret, identity)).address, identity).address
     await fetch(chain.anvil.rpcUrl, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -232,15 +229,15 @@ describe("two gateways on one Redis and one chain", () => {
     expect(new Set(bodies).size).toBe(1)
     expect(answers.filter((answer) => answer.headers.get("idempotent-replayed") === "true")).toHaveLength(9)
 
-    const sent = JSON.parse(bodies[0] ?? "{}") as { id: string; txHash: `0x${string}` }
-    await chain.publicClient.waitForTransactionReceipt({ hash: sent.txHash })
-    expect(await chain.publicClient.getBalance({ address: recipient })).toBe(7n)
+    const sent = JSON.parse(bodies[0] ?? "{}") as { id: string; userOpHash: string; account: string }
+    expect(sent.account).toBe(wallet)
     // The transaction log is shared: the instance that did not send it reports it too.
-    for (const instance of [a, b]) {
+    for (const instance of [b, a]) {
       await eventually("the transaction is confirmed", async () => {
         const status = await instance.get(`/v1/kernel/tx/${sent.id}`, { authorization: bearer })
         return status.status === 200 && ((await status.json()) as { status: string }).status === "confirmed"
       })
     }
+    expect(await chain.publicClient.getBalance({ address: recipient })).toBe(7n)
   })
 })
