@@ -23,6 +23,7 @@ import {
   operatorTokenFromEnv,
   portFromEnv,
   redisUrlFromEnv,
+  resolverAccessFromEnv,
   smsSenderFromEnv
 } from "@walletgate/core/config"
 import {
@@ -60,7 +61,8 @@ const settings = await Effect.runPromise(
       identityProviders: yield* identityProvidersFromEnv,
       redisUrl: yield* redisUrlFromEnv,
       operatorToken: yield* operatorTokenFromEnv,
-      clientStatuses: yield* clientStatusesFromEnv
+      clientStatuses: yield* clientStatusesFromEnv,
+      resolverAccess: yield* resolverAccessFromEnv
     }
   })
 ).catch(fail)
@@ -187,7 +189,7 @@ const operatorToken = Option.match(settings.operatorToken, {
 })
 const gateway = makeGateway({
   operatorToken,
-  kernel: { clientStatuses: settings.clientStatuses },
+  kernel: { clientStatuses: settings.clientStatuses, resolver: { access: settings.resolverAccess } },
   ports: Layer.mergeAll(
     embeddedPorts({
       networks: [chain.network],

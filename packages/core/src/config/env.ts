@@ -275,3 +275,12 @@ export const signingKeysFromEnv = (issuer: string): Layer.Layer<never, Configura
       return SigningKeys.fromPrivateKey({ issuer, algorithm: "EdDSA", privateKey })
     })
   )
+
+/**
+ * Who may resolve user ids to wallet addresses (`kernelTx({ resolver: { access } })`): `WALLETGATE_RESOLVER`,
+ * `app` (default: an app's token required) or `open` (anyone, as Paymagic's SDK asks; it links public ids to wallets).
+ */
+export const resolverAccessFromEnv: Effect.Effect<"app" | "open", ConfigurationError> = read(
+  Config.Literals(["app", "open"], "WALLETGATE_RESOLVER").pipe(Config.withDefault("app" as const)),
+  { name: "WALLETGATE_RESOLVER", expected: "app or open", example: "open" }
+)

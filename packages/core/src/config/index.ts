@@ -10,6 +10,7 @@ export {
   optionalMasterSecretFromEnv,
   portFromEnv,
   redisUrlFromEnv,
+  resolverAccessFromEnv,
   signingKeysFromEnv,
   smsSenderFromEnv
 } from "./env"

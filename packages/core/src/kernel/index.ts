@@ -2,4 +2,5 @@
 export { DelegatecallUnsupported, type KernelError, kernelProblems, TxNotFound } from "./errors"
 export { Kernel, type KernelOptions, kernelTxView, MAX_WAIT_SECONDS } from "./Kernel"
 export { type KernelTxOptions, type KernelTxPorts, kernelTx, type RelayPorts, relay } from "./module"
+export { MAX_RESOLVED_USER_IDS, ResolveRequest, ResolveResponse, type ResolverOptions } from "./resolver"
 export { KernelTxRequest, KernelTxResponse } from "./schemas"

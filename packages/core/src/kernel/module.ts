@@ -17,9 +17,11 @@ import type { SecureRandom } from "../random/SecureRandom"
 import type { AccountLocks } from "../state/AccountLocks"
 import type { GasLedger } from "../state/GasLedger"
 import type { IdempotencyStore } from "../state/IdempotencyStore"
+import type { RateLimiter } from "../state/RateLimiter"
 import type { TransactionLog } from "../state/TransactionLog"
 import { type KernelError, kernelProblems } from "./errors"
 import { Kernel, type KernelOptions } from "./Kernel"
+import { type ResolverOptions, resolverRoute } from "./resolver"
 import { kernelRoutes } from "./routes"
 
 /** The ports the relayer needs. */
@@ -83,8 +85,9 @@ export type KernelTxPorts =
   | Bundler
   | AccountLocks
   | SecureRandom
+  | RateLimiter
 
-type KernelRoute = (typeof kernelRoutes)[number]
+type KernelRoute = (typeof kernelRoutes)[number] | ReturnType<typeof resolverRoute>
 
 /** Options of {@link kernelTx}: the batch limits, the statuses of refusals and the ERC-4337 pipeline's settings. */
 export interface KernelTxOptions extends KernelOptions {
@@ -92,10 +95,12 @@ export interface KernelTxOptions extends KernelOptions {
   readonly clientStatuses?: ClientStatuses
   /** The pipeline's settings (the deploy lock's bound). */
   readonly operations?: UserOperationsOptions
+  /** Who may resolve user ids to wallet addresses (`POST /v1/resolver`); default: apps, 60 a minute each. */
+  readonly resolver?: ResolverOptions
 }
 
 /**
- * Wallet transactions (SPEC §4.3): `POST /v1/kernel/tx` and `GET /v1/kernel/tx/:id`, on the ERC-4337 pipeline
+ * Wallet transactions (SPEC §4.3): `POST /v1/kernel/tx`, `GET /v1/kernel/tx/:id` and `POST /v1/resolver`, on the ERC-4337 pipeline
  * (`UserOperations`). Needs the `appAuth` module, and `relay` for the spend policy it shares with the payouts.
  */
 export const kernelTx = (options: KernelTxOptions = {}): GatewayModule<KernelTxPorts | AppAuth | SpendPolicy, Kernel> =>
@@ -106,7 +111,7 @@ export const kernelTx = (options: KernelTxOptions = {}): GatewayModule<KernelTxP
       layer: Kernel.layer(options).pipe(Layer.provide(UserOperations.layer(options.operations))),
       routes: withClientStatuses<RouteServices<KernelRoute>, RouteErrors<KernelRoute>>(
         options.clientStatuses ?? "standard",
-        kernelRoutes
+        [...kernelRoutes, resolverRoute(options.resolver)]
       ),
       problems: { ...authProblems, ...clientStatusProblems, ...chainProblems, ...kernelProblems }
     }
