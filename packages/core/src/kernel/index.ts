@@ -4,3 +4,4 @@ export { Kernel, type KernelOptions, kernelTxView, MAX_WAIT_SECONDS } from "./Ke
 export { type KernelTxOptions, type KernelTxPorts, kernelTx, type RelayPorts, relay } from "./module"
 export { MAX_RESOLVED_USER_IDS, ResolveRequest, ResolveResponse, type ResolverOptions } from "./resolver"
 export { KernelTxRequest, KernelTxResponse } from "./schemas"
+export { SignRequest, SignResponse } from "./sign"

@@ -23,6 +23,7 @@ import { type KernelError, kernelProblems } from "./errors"
 import { Kernel, type KernelOptions } from "./Kernel"
 import { type ResolverOptions, resolverRoute } from "./resolver"
 import { kernelRoutes } from "./routes"
+import { signRoute } from "./sign"
 
 /** The ports the relayer needs. */
 export type RelayPorts = Networks | AccountLocks | TransactionLog | SecureRandom | GasLedger
@@ -87,7 +88,7 @@ export type KernelTxPorts =
   | SecureRandom
   | RateLimiter
 
-type KernelRoute = (typeof kernelRoutes)[number] | ReturnType<typeof resolverRoute>
+type KernelRoute = (typeof kernelRoutes)[number] | ReturnType<typeof resolverRoute> | typeof signRoute
 
 /** Options of {@link kernelTx}: the batch limits, the statuses of refusals and the ERC-4337 pipeline's settings. */
 export interface KernelTxOptions extends KernelOptions {
@@ -111,7 +112,7 @@ export const kernelTx = (options: KernelTxOptions = {}): GatewayModule<KernelTxP
       layer: Kernel.layer(options).pipe(Layer.provide(UserOperations.layer(options.operations))),
       routes: withClientStatuses<RouteServices<KernelRoute>, RouteErrors<KernelRoute>>(
         options.clientStatuses ?? "standard",
-        [...kernelRoutes, resolverRoute(options.resolver)]
+        [...kernelRoutes, signRoute, resolverRoute(options.resolver)]
       ),
       problems: { ...authProblems, ...clientStatusProblems, ...chainProblems, ...kernelProblems }
     }
