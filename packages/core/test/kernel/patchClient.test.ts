@@ -1,0 +1,206 @@
+import { type Address, type Hex, hashMessage, hashTypedData } from "viem"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { CLIENT, freshAddress, OTHER_PHONE, startKernelFixture, TEST_PHONE } from "./fixture"
+
+type Fixture = Awaited<ReturnType<typeof startKernelFixture>>
+type Answer = Awaited<ReturnType<Fixture["call"]>>
+
+/**
+ * A client that speaks as Paymagic's Patch Wallet SDK does: `POST /v1/auth` with JSON credentials, the token as
+ * Bearer, a new token and one more try on every 403 (the SDK retries without limit: here, at most 5 rounds, so a
+ * loop shows as a failure instead of hanging), no retry on 401, and no token for `resolve`.
+ */
+const patchClient = (f: Fixture) => {
+  let token = "not-yet-fetched"
+  let tokenRequests = 0
+  const refresh = async () => {
+    tokenRequests++
+    const granted = await f.call("POST", "/v1/auth", { client_id: CLIENT.clientId, client_secret: CLIENT.clientSecret })
+    token = String(granted.body.access_token)
+  }
+  const post = async (path: string, body: unknown): Promise<Answer> => {
+    for (let round = 0; round < 5; round++) {
+      const answer = await f.call("POST", path, body, { authorization: `Bearer ${token}` })
+      if (answer.status !== 403) return answer
+      await refresh()
+    }
+    throw new Error(`${path}: still 403 after 5 new tokens (the SDK would loop)`)
+  }
+  return {
+    tx: (body: unknown) => post("/v1/kernel/tx", body),
+    sign: (body: unknown) => post("/v1/kernel/sign", body),
+    resolve: (userIds: ReadonlyArray<string>) => f.call("POST", "/v1/resolver", { userIds }),
+    tokenRequests: () => tokenRequests,
+    staleToken: () => {
+      token = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl"
+    }
+  }
+}
+
+const TYPED = {
+  domain: {
+    name: "Ether Mail",
+    version: "1",
+    chainId: 31337,
+    verifyingContract: "0xCcCCccccCCCCcCCCCCCcCcCccCcCCCcCcccccccC"
+  },
+  types: {
+    Person: [
+      { name: "name", type: "string" },
+      { name: "wallet", type: "address" }
+    ],
+    Mail: [
+      { name: "from", type: "Person" },
+      { name: "to", type: "Person" },
+      { name: "contents", type: "string" }
+    ]
+  },
+  value: {
+    from: { name: "Cow", wallet: "0xCD2a3d9F938E13CD947Ec05AbC7FE734Df8DD826" },
+    to: { name: "Bob", wallet: "0xbBbBBBBbbBBBbbbBbbBbbbbBBbBbbbbBbBbbBBbB" },
+    contents: "Hello, Bob!"
+  }
+} as const
+const typedForViem = { domain: TYPED.domain, types: TYPED.types, primaryType: "Mail", message: TYPED.value } as const
+
+describe("Paymagic's Patch Wallet SDK against walletgate (its protocol, through a client that acts as it does)", () => {
+  let f: Fixture
+  let client: ReturnType<typeof patchClient>
+  const tel = `tel:${TEST_PHONE}`
+
+  beforeAll(async () => {
+    f = await startKernelFixture({
+      grants: ["tel"],
+      kernel: { clientStatuses: "patch", resolver: { access: "open" } }
+    })
+    client = patchClient(f)
+  })
+  afterAll(() => f.stop())
+
+  it("resolves a phone number's wallet before sign-in, and a batch of the signed-in number runs from that wallet", async () => {
+    const before = await client.resolve([tel])
+    expect(before.status).toBe(200)
+    const [resolved] = before.body.users as ReadonlyArray<{ accountAddress: Address }>
+    const user = await f.phoneUser(TEST_PHONE)
+    const sent = await client.tx({
+      userId: tel,
+      chain: "anvil",
+      to: [freshAddress()],
+      value: ["0"],
+      data: ["0x"],
+      delegatecall: 0,
+      auth: user.jwt
+    })
+    expect(sent.status).toBe(200)
+    expect(sent.body.account).toBe(resolved?.accountAddress)
+    expect(sent.body.userOpHash).toMatch(/^0x[0-9a-f]{64}$/)
+    const settled = await f.settled(sent.body.id, { authorization: `Bearer ${await f.accessToken()}` })
+    expect(settled.status).toBe("confirmed")
+    expect((await client.resolve([tel])).body.users).toEqual(before.body.users)
+  })
+
+  it("runs a test: user's batch with blank auth (a test-mode app on a test network)", async () => {
+    const sent = await client.tx({
+      userId: "test:elonmusk",
+      chain: "anvil",
+      to: [freshAddress()],
+      value: ["0"],
+      data: ["0x"],
+      delegatecall: 0,
+      auth: ""
+    })
+    expect(sent.status).toBe(200)
+  })
+
+  it("signs a hash, a string and typed data; each verifies with viem against the wallet, deployed or not", async () => {
+    const user = await f.phoneUser(OTHER_PHONE)
+    const other = `tel:${OTHER_PHONE}`
+    const [{ accountAddress }] = (await client.resolve([other])).body.users as [{ accountAddress: Address }]
+    const verifyAll = async () => {
+      const hash = await client.sign({ userId: other, hash: hashMessage("any 32 bytes"), auth: user.jwt })
+      const string = await client.sign({ userId: other, string: "Hello World!", auth: user.jwt })
+      const typed = await client.sign({ userId: other, typedData: TYPED, auth: user.jwt })
+      expect([hash.body.type, string.body.type, typed.body.type]).toEqual(["hash", "string", "typedData"])
+      expect(string.body.hash).toBe(hashMessage("Hello World!"))
+      expect(typed.body.hash).toBe(hashTypedData(typedForViem))
+      const address = accountAddress
+      expect(
+        await f.publicClient.verifyHash({
+          address,
+          hash: hashMessage("any 32 bytes"),
+          signature: hash.body.signature as Hex
+        })
+      ).toBe(true)
+      expect(
+        await f.publicClient.verifyMessage({
+          address,
+          message: "Hello World!",
+          signature: string.body.signature as Hex
+        })
+      ).toBe(true)
+      expect(
+        await f.publicClient.verifyTypedData({ ...typedForViem, address, signature: typed.body.signature as Hex })
+      ).toBe(true)
+      // Another wallet's address does not verify it.
+      expect(
+        await f.publicClient.verifyMessage({
+          address: freshAddress(),
+          message: "Hello World!",
+          signature: string.body.signature as Hex
+        })
+      ).toBe(false)
+    }
+    expect(await f.publicClient.getCode({ address: accountAddress })).toBeUndefined()
+    await verifyAll()
+    const deployed = await client.tx({
+      userId: other,
+      chain: "anvil",
+      to: [freshAddress()],
+      value: ["0"],
+      data: ["0x"],
+      auth: user.jwt
+    })
+    await f.settled(deployed.body.id, { authorization: `Bearer ${await f.accessToken()}` })
+    expect(await f.publicClient.getCode({ address: accountAddress })).toMatch(/^0x[0-9a-f]+$/)
+    await verifyAll()
+  })
+
+  it("refreshes a stale token once, and ends every permanent refusal within two token requests", async () => {
+    client.staleToken()
+    const before = client.tokenRequests()
+    const user = await f.phoneUser(TEST_PHONE)
+    const refreshed = await client.sign({ userId: tel, string: "hi", auth: user.jwt })
+    expect(refreshed.status).toBe(200)
+    expect(client.tokenRequests() - before).toBe(1)
+
+    const refusals = [
+      // A provider the app is not granted.
+      { userId: "twitter:elonmusk", string: "hi", auth: user.jwt },
+      // auth that proves another number.
+      { userId: `tel:${OTHER_PHONE}`, string: "hi", auth: user.jwt }
+    ]
+    for (const body of refusals) {
+      client.staleToken()
+      const start = client.tokenRequests()
+      const answer = await client.sign(body)
+      expect(answer).toMatchObject({ status: 422, body: { code: "forbidden" } })
+      expect(client.tokenRequests() - start).toBeLessThanOrEqual(2)
+    }
+  })
+
+  it("never runs delegatecall: 1, as a CALL or otherwise", async () => {
+    const user = await f.phoneUser(TEST_PHONE)
+    const target = freshAddress()
+    const answer = await client.tx({
+      userId: tel,
+      chain: "anvil",
+      to: [target],
+      value: ["1"],
+      data: ["0x"],
+      delegatecall: 1,
+      auth: user.jwt
+    })
+    expect(answer).toMatchObject({ status: 400, body: { code: "delegatecall_unsupported" } })
+    expect(await f.publicClient.getBalance({ address: target })).toBe(0n)
+  })
+})
