@@ -26,6 +26,7 @@ import {
   startDevnet,
   testTokenArtifact
 } from "@walletgate/core/devnet"
+import type { KernelTxOptions } from "@walletgate/core/kernel"
 import type { ApiKeyRecord, AutomationAccount, PayoutPlan } from "@walletgate/core/payout"
 import type { Logger } from "effect"
 import { Layer } from "effect"
@@ -75,6 +76,8 @@ export const startKernelFixture = async (
     readonly loggers?: ReadonlyArray<Logger.Logger<unknown, unknown>>
     /** Ports that replace the embedded ones (a fault-injecting bundler or store), given the devnet. */
     readonly ports?: (devnet: Devnet) => Layer.Layer<Bundler | IdempotencyStore>
+    /** The wallet routes' options (refusal statuses, the resolver's access). */
+    readonly kernel?: KernelTxOptions
   } = {}
 ) => {
   const local = await startDevnet()
@@ -141,7 +144,8 @@ export const startKernelFixture = async (
       ...(extra.ports === undefined ? [] : [extra.ports(local)])
     ),
     ...(process.env.KERNEL_DEBUG === undefined ? { loggers: extra.loggers ?? [] } : {}),
-    ...(extra.operatorToken === undefined ? {} : { operatorToken: extra.operatorToken })
+    ...(extra.operatorToken === undefined ? {} : { operatorToken: extra.operatorToken }),
+    ...(extra.kernel === undefined ? {} : { kernel: extra.kernel })
   })
 
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
