@@ -72,7 +72,7 @@ export const SignRequest = Schema.Struct({
         message: "Expected EIP-712 typed data whose message matches its types"
       })
     )
-  ),
+  )
 }).check(Schema.makeFilter(exactlyOne, { message: "Expected exactly one of hash, string and typedData" }))
 /** Body of `POST /v1/kernel/sign`. */
 export type SignRequest = typeof SignRequest.Type
