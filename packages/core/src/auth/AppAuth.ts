@@ -6,8 +6,8 @@ import * as Layer from "effect/Layer"
 import { createRemoteJWKSet, type JWTVerifyGetKey, jwtVerify } from "jose"
 import { type AccountIdentity, testUserIdentity, userWalletIdentity } from "../chain/identity"
 import { SecureRandom } from "../random/SecureRandom"
-import { RateLimited, type StoreUnavailable } from "../state/errors"
-import { RateLimiter } from "../state/RateLimiter"
+import type { RateLimited, StoreUnavailable } from "../state/errors"
+import { admit, RateLimiter } from "../state/RateLimiter"
 import { type App, isGranted, unregisteredGrants } from "./apps"
 import { ClientStore } from "./ClientStore"
 import {
@@ -142,13 +142,7 @@ export class AppAuth extends Context.Service<
               basic: credentials.basic
             })
           }
-          const decision = yield* limiter.consume(
-            [{ key: `token:${app.clientId}`, limit: tokensPerMinute, windowMs: 60_000 }],
-            yield* Clock.currentTimeMillis
-          )
-          if (!decision.allowed) {
-            return yield* new RateLimited({ retryAfterSeconds: Math.max(1, Math.ceil(decision.retryAfterMs / 1000)) })
-          }
+          yield* admit(limiter, [{ key: `token:${app.clientId}`, limit: tokensPerMinute, windowMs: 60_000 }])
           const { token } = yield* keys.sign({
             subject: app.clientId,
             audience: ACCESS_TOKEN_AUDIENCE,

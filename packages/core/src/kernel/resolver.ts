@@ -1,4 +1,3 @@
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { AppAuth } from "../auth/AppAuth"
@@ -7,8 +6,7 @@ import { KeyVault } from "../chain/KeyVault"
 import { identitySafe } from "../chain/UserOperations"
 import { decoderOf, documented, routeWithBody } from "../http/route"
 import { clientGroupOf } from "../state/clientGroup"
-import { RateLimited } from "../state/errors"
-import { RateLimiter } from "../state/RateLimiter"
+import { admit, RateLimiter } from "../state/RateLimiter"
 import { UserIdParam } from "./schemas"
 
 /** Most user ids in one `POST /v1/resolver`. */
@@ -59,13 +57,7 @@ export const resolverRoute = (options: ResolverOptions = {}) => {
         const app: App | undefined =
           open && authorization === undefined ? undefined : yield* appAuth.authenticate(authorization)
         const caller = app === undefined ? `ip:${clientGroupOf(context.clientIp)}` : `app:${app.clientId}`
-        const decision = yield* (yield* RateLimiter).consume(
-          [{ key: `resolver:${caller}`, limit: perMinute, windowMs: 60_000 }],
-          yield* Clock.currentTimeMillis
-        )
-        if (!decision.allowed) {
-          return yield* new RateLimited({ retryAfterSeconds: Math.max(1, Math.ceil(decision.retryAfterMs / 1000)) })
-        }
+        yield* admit(yield* RateLimiter, [{ key: `resolver:${caller}`, limit: perMinute, windowMs: 60_000 }])
         const request = yield* decodeResolve(body)
         const vault = yield* KeyVault
         const users = yield* Effect.forEach(request.userIds, (userId) =>

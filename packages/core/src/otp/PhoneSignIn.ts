@@ -10,7 +10,7 @@ import { currentMoment } from "../internal/logging"
 import { randomDigits, randomUuid, SecureRandom } from "../random/SecureRandom"
 import { clientGroupOf, UNKNOWN_CLIENT } from "../state/clientGroup"
 import type { StoreUnavailable } from "../state/errors"
-import { RateLimited } from "../state/errors"
+import { type RateLimited, rateLimitedAfter } from "../state/errors"
 import { type RateLimit, RateLimiter } from "../state/RateLimiter"
 import { ChallengeRequired, type InvalidPhone, OtpInvalid, SmsDeliveryFailed } from "./errors"
 import { OtpStore } from "./OtpStore"
@@ -196,5 +196,4 @@ export class PhoneSignIn extends Context.Service<
   )
 }
 
-const rateLimited = (retryAfterMs: number) =>
-  Effect.fail(new RateLimited({ retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)) }))
+const rateLimited = (retryAfterMs: number) => Effect.fail(rateLimitedAfter(retryAfterMs))

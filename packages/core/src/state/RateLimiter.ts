@@ -1,7 +1,8 @@
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { StoreUnavailable } from "./errors"
+import { type RateLimited, rateLimitedAfter, type StoreUnavailable } from "./errors"
 import { makeFixedWindows } from "./fixedWindows"
 
 /** How many ended windows the in-memory limiter forgets per call at most: more than one, to keep up with bursts. */
@@ -90,3 +91,12 @@ export class RateLimiter extends Context.Service<
     })
   })
 }
+
+/** Counts one event now against `limits` with `limiter` (see `RateLimiter.consume`); refused: `RateLimited`. */
+export const admit = Effect.fnUntraced(function* (
+  limiter: RateLimiter["Service"],
+  limits: readonly [RateLimit, ...Array<RateLimit>]
+): Effect.fn.Return<void, RateLimited | StoreUnavailable> {
+  const decision = yield* limiter.consume(limits, yield* Clock.currentTimeMillis)
+  if (!decision.allowed) return yield* rateLimitedAfter(decision.retryAfterMs)
+})

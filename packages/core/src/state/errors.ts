@@ -12,6 +12,10 @@ export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited"
   retryAfterSeconds: Schema.Int
 }) {}
 
+/** `RateLimited` for a wait of `retryAfterMs`, in whole seconds (at least 1, as `Retry-After` needs). */
+export const rateLimitedAfter = (retryAfterMs: number): RateLimited =>
+  new RateLimited({ retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)) })
+
 /** The errors of the state ports. */
 export type StateError = StoreUnavailable | RateLimited
 

@@ -1,4 +1,3 @@
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { Address } from "viem"
@@ -8,8 +7,8 @@ import { cacheableReply } from "../http/caching"
 import { corsHeaders, preflightReply } from "../http/cors"
 import { documented, type Route, type RouteContext, routeWithoutBody } from "../http/route"
 import { clientGroupOf } from "../state/clientGroup"
-import { RateLimited, type StoreUnavailable } from "../state/errors"
-import { RateLimiter } from "../state/RateLimiter"
+import type { RateLimited, StoreUnavailable } from "../state/errors"
+import { admit, RateLimiter } from "../state/RateLimiter"
 import { InvalidAddress, type SweeperError } from "./errors"
 import { SweeperLookups } from "./SweeperLookups"
 import { OpenOrder, Order, WalletInfo } from "./schemas"
@@ -32,15 +31,9 @@ const admitted = Effect.fnUntraced(function* (
   settings: SweeperSettings["Service"],
   clientIp: string | undefined
 ): Effect.fn.Return<void, RateLimited | StoreUnavailable, RateLimiter> {
-  const limiter = yield* RateLimiter
-  const now = yield* Clock.currentTimeMillis
-  const decision = yield* limiter.consume(
-    [{ key: lookupKey(clientIp), limit: settings.lookupsPerIpPerMinute, windowMs: MINUTE_MS }],
-    now
-  )
-  if (!decision.allowed) {
-    return yield* new RateLimited({ retryAfterSeconds: Math.max(1, Math.ceil(decision.retryAfterMs / 1000)) })
-  }
+  yield* admit(yield* RateLimiter, [
+    { key: lookupKey(clientIp), limit: settings.lookupsPerIpPerMinute, windowMs: MINUTE_MS }
+  ])
 })
 
 const isAddress = Schema.is(AddressString)
