@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process"
+import { existsSync, readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import type { Address, Hex } from "viem"
@@ -38,7 +39,11 @@ const maxAttempts = 3
 const pollIntervalMs = 50
 const killGraceMs = 3_000
 
-/** alto's CLI entry (`esm/cli/alto.js` of `@pimlico/alto`), run with the Node that runs us (22, like the project). */
+/**
+ * alto's CLI entry, run with the Node that runs us (22, like the project): the single-file copy of the installed
+ * version that the repository's build bundles into `node_modules/.cache/walletgate/` when it exists (the same code,
+ * loaded in about half the CPU time of its 600 modules), else the package's own `esm/cli/alto.js`.
+ */
 const altoEntry = (): string => {
   let main: string
   try {
@@ -47,7 +52,22 @@ const altoEntry = (): string => {
   } catch (cause) {
     throw new Error("alto: @pimlico/alto is not installed (it is a dev dependency of the repository)", { cause })
   }
-  return join(dirname(main), "cli", "alto.js")
+  const bundled = altoBundlePath(join(dirname(main), ".."))
+  return bundled !== undefined && existsSync(bundled) ? bundled : join(dirname(main), "cli", "alto.js")
+}
+
+/**
+ * Where the single-file copy of the alto package in `packageDir` (`…/node_modules/@pimlico/alto`) lives:
+ * `node_modules/.cache/walletgate/alto-<version>.mjs` beside it; undefined when its manifest cannot be read.
+ */
+const altoBundlePath = (packageDir: string): string | undefined => {
+  try {
+    const { version } = JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8")) as { version?: unknown }
+    if (typeof version !== "string") return undefined
+    return join(packageDir, "..", "..", ".cache", "walletgate", `alto-${version}.mjs`)
+  } catch {
+    return undefined
+  }
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))

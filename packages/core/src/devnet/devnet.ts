@@ -9,6 +9,7 @@ import {
   parseEther
 } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
+import { canonicalSafe4337 } from "../chain/contractPackages"
 import type { ChainContracts } from "../chain/contracts"
 import type { NetworkConfig } from "../chain/networks"
 import { type AltoInstance, startAlto } from "./alto"
@@ -79,20 +80,33 @@ export const startDevnet = async (options: DevnetOptions = {}): Promise<Devnet> 
       transport: http(anvil.rpcUrl),
       pollingInterval: 20
     })
-    const deployment = await deployErc4337Contracts(wallet, publicClient, {
-      signer: paymasterSigner.address,
-      depositWei: parseEther("10"),
-      stakeWei: parseEther("1")
-    })
-    const local = await deployLocalContracts(anvil, options.slug === undefined ? {} : { slug: options.slug })
-    const alto = await startAlto({
+    // alto takes seconds to load: it starts while the contracts deploy (its EntryPoint's address is canonical, and
+    // its keys are not the deployers'), so that a start costs the longer of the two, not their sum.
+    const starting = startAlto({
       rpcUrl: anvil.rpcUrl,
-      entryPoints: [deployment.contracts.entryPoint],
+      entryPoints: [canonicalSafe4337().entryPoint.address],
       executorKeys: executorIndexes.map(anvilDevKey),
       utilityKey: anvilDevKey(utilityIndex),
       // anvil mines on each transaction: poll often.
       blockTimeMs: 100
     })
+    const deploying = (async () => {
+      const deployment = await deployErc4337Contracts(wallet, publicClient, {
+        signer: paymasterSigner.address,
+        depositWei: parseEther("10"),
+        stakeWei: parseEther("1")
+      })
+      const local = await deployLocalContracts(anvil, options.slug === undefined ? {} : { slug: options.slug })
+      return { deployment, local }
+    })()
+    const [altoStart, deployed] = await Promise.allSettled([starting, deploying])
+    if (altoStart.status === "rejected") throw altoStart.reason
+    if (deployed.status === "rejected") {
+      await altoStart.value.stop()
+      throw deployed.reason
+    }
+    const alto = altoStart.value
+    const { deployment, local } = deployed.value
     let stopping: Promise<void> | undefined
     return {
       anvil,
