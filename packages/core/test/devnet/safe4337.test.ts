@@ -518,7 +518,7 @@ describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
     const altoProcesses = () =>
       execFileSync("ps", ["-eo", "pid=,args="], { encoding: "utf8" })
         .split("\n")
-        .filter((line) => line.includes("alto.js") && line.includes(`--port ${devnet.alto.port} `))
+        .filter((line) => line.includes("--entrypoints") && line.includes(`--port ${devnet.alto.port} `))
     expect(altoProcesses()).toHaveLength(1)
     await devnet.stop()
     expect(altoProcesses()).toEqual([])
