@@ -12,12 +12,18 @@ import { type IdempotencyInFlight, OperationLink } from "../state/IdempotencySto
 import { TransactionLog, type TxRecord } from "../state/TransactionLog"
 import { decodeRevertReason } from "./BatchRelay"
 import { Bundler, type BundlerError, type UserOperation07 } from "./Bundler"
-import { CallReverted, ChainUnavailable, UnsupportedChain } from "./errors"
+import { CallReverted, ChainUnavailable, GasPriceAboveCap, UnsupportedChain } from "./errors"
 import { type AccountIdentity, accountSalt } from "./identity"
 import { KeyVault } from "./KeyVault"
 import { type Network, rpc, withinDeadline } from "./networks"
 import { canonicalSafe4337Contracts, type SafeAccount, type SafeCall, safeAccount } from "./safeAccount"
-import { type AccountChainState, prepareSafeOperation, readAccountChainState, simulateBatch } from "./safeOperation"
+import {
+  type AccountChainState,
+  capFees,
+  prepareSafeOperation,
+  readAccountChainState,
+  simulateBatch
+} from "./safeOperation"
 
 /** What an operation records besides the chain facts. */
 export interface OperationIntent {
@@ -103,7 +109,14 @@ export class UserOperations extends Context.Service<
       options: SubmitOptions<E, R>
     ) => Effect.Effect<
       TxRecord,
-      E | CallReverted | ChainUnavailable | UnsupportedChain | BundlerError | StoreUnavailable | IdempotencyInFlight,
+      | E
+      | CallReverted
+      | ChainUnavailable
+      | GasPriceAboveCap
+      | UnsupportedChain
+      | BundlerError
+      | StoreUnavailable
+      | IdempotencyInFlight,
       R
     >
     /** Re-sends the recorded signed operation as it was (same hash); refusals (already known, already included) are ignored. */
@@ -190,13 +203,15 @@ export class UserOperations extends Context.Service<
         ) =>
           Effect.gen(function* () {
             const settings = yield* settingsOf(network)
+            const fees = capFees(state.fees, state.baseFeePerGas, settings.feeCaps)
+            if (fees === undefined) return yield* new GasPriceAboveCap({ network: network.slug })
             const owner = yield* vault.owner(identity)
             const prepared = yield* prepareSafeOperation({
               chainId: network.chainId,
               account,
               calls: intent.calls,
               deployed: state.deployed,
-              fees: state.fees,
+              fees,
               signers: [owner],
               ...(nonce === undefined ? {} : { nonceKey: nonce.key, nonceSequence: nonce.sequence }),
               ...(settings.sponsor === undefined

@@ -45,12 +45,21 @@ export class GasBudgetExhausted extends Schema.TaggedError<GasBudgetExhausted>()
   retryAfterSeconds: Schema.Int
 }) {}
 
+/**
+ * The network's base fee is above the most the gateway offers per gas (its fee cap); nothing was signed or sent.
+ * Answered 503 `gas_price_above_cap` with `Retry-After`: the same request passes once fees fall.
+ */
+export class GasPriceAboveCap extends Schema.TaggedError<GasPriceAboveCap>()("GasPriceAboveCap", {
+  network: Schema.String
+}) {}
+
 /** The errors of the chain layer. */
 export type ChainError =
   | UnsupportedChain
   | CallReverted
   | GasCeilingExceeded
   | GasBudgetExhausted
+  | GasPriceAboveCap
   | ChainUnavailable
   | BundlerRejected
   | BundlerUnavailable
@@ -96,6 +105,14 @@ export const chainProblems: ProblemSlice<ChainError> = {
       `The ${e.budget.replace("_", " ")} gas budget of this window is spent. Nothing was sent. Try again in ${e.retryAfterSeconds} seconds.`,
     headers: (e) => ({ "retry-after": String(e.retryAfterSeconds) }),
     extensions: (e) => ({ budget: e.budget })
+  },
+  GasPriceAboveCap: {
+    status: 503,
+    code: "gas_price_above_cap",
+    title: "Gas price above the cap",
+    detail: (e) =>
+      `Gas on "${e.network}" costs more than this gateway offers now; nothing was signed or sent. Try again later.`,
+    headers: () => ({ "retry-after": "30" })
   },
   ChainUnavailable: {
     status: 503,

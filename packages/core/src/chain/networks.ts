@@ -8,6 +8,7 @@ import {
   createPublicClient,
   createWalletClient,
   defineChain,
+  fallback,
   type Hex,
   http,
   type LocalAccount,
@@ -34,6 +35,17 @@ export interface Erc4337Config {
   readonly confirmations?: number
   /** How long to wait for one bundler answer; default 10 s. */
   readonly bundlerTimeoutMs?: number
+  /** The most the gateway offers per gas for an operation (wei); none: what the node suggests. */
+  readonly feeCaps?: FeeCaps
+}
+
+/**
+ * Ceilings on the fees offered per gas (wei): the offer is lowered to them; while the base fee alone is above
+ * `maxFeePerGas`, no operation is signed (`GasPriceAboveCap`).
+ */
+export interface FeeCaps {
+  readonly maxFeePerGas?: bigint
+  readonly maxPriorityFeePerGas?: bigint
 }
 
 /** A network's ERC-4337 settings, resolved. */
@@ -43,6 +55,7 @@ export interface Erc4337Settings {
   /** Who signs sponsorships at which paymaster; absent: the Safe pays its own gas. */
   readonly sponsor: { readonly paymaster: Address; readonly signer: LocalAccount } | undefined
   readonly confirmations: number
+  readonly feeCaps: FeeCaps
 }
 
 /** How a network is configured: where its node is, our contracts on it, and the relayer that pays gas. */
@@ -51,6 +64,8 @@ export interface NetworkConfig {
   readonly slug: string
   readonly chainId: number
   readonly rpcUrl: string
+  /** Further RPC endpoints, tried in order when `rpcUrl` fails (viem's `fallback` transport). */
+  readonly fallbackRpcUrls?: ReadonlyArray<string>
   /** Test networks accept blank `auth` from test-mode apps; live networks never do. */
   readonly testnet: boolean
   readonly contracts: ChainContracts
@@ -121,14 +136,36 @@ export class Networks extends Context.Service<
     }))
     return Layer.sync(Networks, () => {
       const all = checked.map(({ config, spend }) => toNetwork(config, spend))
-      return Networks.of({
-        all,
-        resolve: (chain) =>
-          all.find((network) => network.slug === chain || String(network.chainId) === chain) ??
-          all.find((network) => network.chainId === chainIdOfName(chain))
-      })
+      return Networks.of({ all, resolve: (chain) => findNetwork(all, chain) })
     })
   }
+}
+
+/**
+ * The network of `networks` named by `chain`: its slug, its decimal chain id, or an EIP-3770 short name
+ * (`CHAIN_NAMES`) of its chain id. The gateway's requests and the CLI's `--network` find networks this one way.
+ */
+export const findNetwork = <N extends { readonly slug: string; readonly chainId: number }>(
+  networks: ReadonlyArray<N>,
+  chain: string
+): N | undefined =>
+  networks.find((network) => network.slug === chain || String(network.chainId) === chain) ??
+  networks.find((network) => network.chainId === chainIdOfName(chain))
+
+/**
+ * The transport of a network's node: `rpcUrl` alone (3 tries), or with `fallbackRpcUrls` viem's `fallback`: each
+ * endpoint tried once in order, the next when one fails or times out, the whole round 3 times.
+ */
+export const networkTransport = (
+  config: Pick<NetworkConfig, "rpcUrl" | "fallbackRpcUrls" | "rpcTimeoutMs">
+): Transport => {
+  const timeout = config.rpcTimeoutMs ?? 10_000
+  const fallbacks = config.fallbackRpcUrls ?? []
+  if (fallbacks.length === 0) return http(config.rpcUrl, { timeout, retryCount: 2 })
+  return fallback(
+    [config.rpcUrl, ...fallbacks].map((url) => http(url, { timeout, retryCount: 0 })),
+    { retryCount: 2 }
+  )
 }
 
 const toNetwork = (config: NetworkConfig, spend: SpendLimits): Network => {
@@ -136,10 +173,10 @@ const toNetwork = (config: NetworkConfig, spend: SpendLimits): Network => {
     id: config.chainId,
     name: config.slug,
     nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-    rpcUrls: { default: { http: [config.rpcUrl] } },
+    rpcUrls: { default: { http: [config.rpcUrl, ...(config.fallbackRpcUrls ?? [])] } },
     contracts: { multicall3: { address: config.contracts.multicall } }
   })
-  const transport = http(config.rpcUrl, { timeout: config.rpcTimeoutMs ?? 10_000, retryCount: 2 })
+  const transport = networkTransport(config)
   return {
     slug: config.slug,
     chainId: config.chainId,
@@ -166,7 +203,8 @@ const erc4337Settings = (slug: string, config: Erc4337Config): Erc4337Settings =
       config.paymaster === undefined
         ? undefined
         : { paymaster: config.paymaster.address, signer: privateKeyToAccount(config.paymaster.signerKey) },
-    confirmations
+    confirmations,
+    feeCaps: config.feeCaps ?? {}
   }
 }
 

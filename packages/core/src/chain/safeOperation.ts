@@ -55,6 +55,24 @@ export interface AccountChainState {
   readonly deployed: boolean
   /** Twice the latest base fee plus the node's suggested priority fee. */
   readonly fees: OperationFees
+  /** The latest block's base fee. */
+  readonly baseFeePerGas: bigint
+}
+
+/**
+ * `fees` lowered to the network's caps (`NetworkConfig.erc4337.feeCaps`), or undefined while the base fee plus the
+ * (capped) priority fee is above the cap: such an operation could not be included now.
+ */
+export const capFees = (
+  fees: OperationFees,
+  baseFeePerGas: bigint,
+  caps: { readonly maxFeePerGas?: bigint; readonly maxPriorityFeePerGas?: bigint }
+): OperationFees | undefined => {
+  const min = (a: bigint, b: bigint | undefined) => (b !== undefined && b < a ? b : a)
+  const maxPriorityFeePerGas = min(fees.maxPriorityFeePerGas, caps.maxPriorityFeePerGas)
+  const maxFeePerGas = min(fees.maxFeePerGas, caps.maxFeePerGas)
+  if (maxFeePerGas < baseFeePerGas + maxPriorityFeePerGas) return undefined
+  return { maxFeePerGas, maxPriorityFeePerGas }
 }
 
 /** Reads, concurrently, whether `address` has code and the fees to offer (latest block and priority fee). */
@@ -70,7 +88,8 @@ export const readAccountChainState = async (
   const baseFee = block.baseFeePerGas ?? 0n
   return {
     deployed: code !== undefined && code !== "0x",
-    fees: { maxFeePerGas: baseFee * 2n + priority, maxPriorityFeePerGas: priority }
+    fees: { maxFeePerGas: baseFee * 2n + priority, maxPriorityFeePerGas: priority },
+    baseFeePerGas: baseFee
   }
 }
 

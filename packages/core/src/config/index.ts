@@ -2,10 +2,13 @@
 export {
   ConfigurationError,
   clientStatusesFromEnv,
+  deployerKeyFromEnv,
   hostFromEnv,
   identityProvidersFromEnv,
   issuerFromEnv,
   masterSecretFromEnv,
+  type NetworkSettingsOptions,
+  networkSettingsFromEnv,
   operatorTokenFromEnv,
   optionalMasterSecretFromEnv,
   portFromEnv,
@@ -14,3 +17,4 @@ export {
   signingKeysFromEnv,
   smsSenderFromEnv
 } from "./env"
+export { type NetworkEntry, type NetworkSettings, NetworksFile, parseAmount } from "./networksFile"

@@ -12,6 +12,7 @@ import {
   type ChainUnavailable,
   type GasBudgetExhausted,
   type GasCeilingExceeded,
+  type GasPriceAboveCap,
   UnsupportedChain
 } from "../chain/errors"
 import { type Network, Networks } from "../chain/networks"
@@ -82,6 +83,7 @@ export class Kernel extends Context.Service<
       | CallReverted
       | GasCeilingExceeded
       | GasBudgetExhausted
+      | GasPriceAboveCap
       | ChainUnavailable
       | BundlerError
       | StoreUnavailable

@@ -9,6 +9,7 @@ import {
   ChainUnavailable,
   type GasBudgetExhausted,
   type GasCeilingExceeded,
+  type GasPriceAboveCap,
   type UnsupportedChain
 } from "../chain/errors"
 import { automationIdentity } from "../chain/identity"
@@ -75,6 +76,7 @@ type PayoutError =
   | CallReverted
   | GasCeilingExceeded
   | GasBudgetExhausted
+  | GasPriceAboveCap
   | UnsupportedChain
   | ChainUnavailable
   | StoreUnavailable
