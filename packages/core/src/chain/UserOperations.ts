@@ -3,16 +3,21 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
-import { type Address, getAddress, type Hash } from "viem"
-import { formatUserOperation, formatUserOperationRequest, type RpcUserOperation } from "viem/account-abstraction"
+import { type Address, getAbiItem, getAddress, type Hash, type Log, parseEventLogs } from "viem"
+import {
+  entryPoint07Abi,
+  formatUserOperation,
+  formatUserOperationRequest,
+  type RpcUserOperation
+} from "viem/account-abstraction"
 import { randomUuid, SecureRandom } from "../random/SecureRandom"
 import { AccountLocks } from "../state/AccountLocks"
 import type { StoreUnavailable } from "../state/errors"
 import { type IdempotencyInFlight, OperationLink } from "../state/IdempotencyStore"
-import { TransactionLog, type TxRecord } from "../state/TransactionLog"
+import { isFinalStatus, TransactionLog, type TxOutcome, type TxRecord } from "../state/TransactionLog"
 import { decodeRevertReason } from "./BatchRelay"
 import { Bundler, type BundlerError, type UserOperation07 } from "./Bundler"
-import { CallReverted, ChainUnavailable, GasPriceAboveCap, UnsupportedChain } from "./errors"
+import { CallReverted, type ChainUnavailable, GasPriceAboveCap, UnsupportedChain } from "./errors"
 import { type AccountIdentity, accountSalt } from "./identity"
 import { KeyVault } from "./KeyVault"
 import { type Network, rpc, withinDeadline } from "./networks"
@@ -38,7 +43,7 @@ export interface OperationIntent {
 export interface OperationStatus {
   /** The record, settled once the operation is final. */
   readonly record: TxRecord
-  /** `submitted` until final: not yet included, included with too few confirmations, or reorged out (re-sent). */
+  /** `submitted` until final: not yet included, included with too few confirmations, or reorged out (re-sent); see `TxStatus`. */
   readonly status: TxRecord["status"]
   /** The including transaction while it stands on the node's canonical chain. */
   readonly txHash?: Hash
@@ -122,9 +127,12 @@ export class UserOperations extends Context.Service<
     /** Re-sends the recorded signed operation as it was (same hash); refusals (already known, already included) are ignored. */
     readonly resend: (record: TxRecord, network: Network) => Effect.Effect<void>
     /**
-     * Where `record` stands: the bundler's receipt, checked on the node (its block still canonical, the network's
-     * confirmations reached). Final outcomes are settled in the log; an operation whose block was reorged out, or
-     * that the bundler does not know, is re-sent as it was and stays `submitted`.
+     * Where `record` stands, read now, inside the caller's request (the one status read of the kernel and payout
+     * routes): the bundler's receipt, confirmed on the node (the receipt's transaction still on the canonical chain
+     * with the operation's event in it, else the event found in the node's logs), with the network's confirmations.
+     * Final outcomes (`confirmed`, `reverted`, `dropped` when another operation used its nonce) are settled in the
+     * log once, the first read wins; an operation not on the chain (not yet included, dropped by the bundler, or
+     * reorged out) is re-sent as it was (same hash) and stays `submitted`. Nothing runs after it returns.
      */
     readonly status: (
       record: TxRecord,
@@ -237,6 +245,7 @@ export class UserOperations extends Context.Service<
               userOpHash: prepared.hash,
               // Every field of a v0.7 operation in JSON-RPC form is a hex string (no EIP-7702 authorization here).
               userOperation: formatUserOperationRequest(prepared.op) as unknown as Readonly<Record<string, string>>,
+              sentAfterBlock: Number(state.blockNumber),
               status: "submitted",
               createdAt: now,
               details: intent.details
@@ -330,57 +339,151 @@ export class UserOperations extends Context.Service<
                     network: network.slug,
                     account,
                     userOpHash: record.userOpHash,
-                    cause: error._tag
+                    cause: error._tag === "BundlerRejected" ? error.message.slice(0, 120) : error._tag
                   })
                 )
               )
             )
           })
 
+        /**
+         * Where the operation is included on the node's canonical chain, if it is: first where the bundler's receipt
+         * says (the node must still hold that transaction, with the operation's event in it: a bundler's receipt can
+         * outlive a reorg, and a reorg can mine the same bundle in another block), else the EntryPoint's event of
+         * the operation found in the node's logs from the block before it was prepared up to `head`.
+         */
+        const inclusionOf = (record: TxRecord, hash: Hash, network: Network, head: bigint) =>
+          Effect.gen(function* () {
+            const entryPoint = canonicalSafe4337Contracts().entryPoint
+            const receipt = yield* bundler
+              .getUserOperationReceipt(network.chainId, hash)
+              .pipe(
+                Effect.catch((error) =>
+                  Effect.logDebug("walletgate: the bundler's receipt is unavailable; the node is asked").pipe(
+                    Effect.annotateLogs({ network: network.slug, userOpHash: hash, cause: error._tag }),
+                    Effect.as(undefined)
+                  )
+                )
+              )
+            if (receipt !== undefined) {
+              const onNode = yield* rpc(network, "confirm", () =>
+                network.publicClient
+                  .getTransactionReceipt({ hash: receipt.receipt.transactionHash })
+                  .catch(() => undefined)
+              )
+              const event =
+                onNode === undefined || onNode.blockNumber > head
+                  ? undefined
+                  : operationEvents(onNode.logs, entryPoint, hash)[0]
+              if (event !== undefined) return event
+            }
+            const from =
+              record.sentAfterBlock === undefined
+                ? maxBigint(0n, head - logSearchBlocks)
+                : BigInt(record.sentAfterBlock)
+            const logs = yield* rpc(network, "findOperation", () =>
+              network.publicClient.getLogs({
+                address: entryPoint,
+                event: userOperationEvent,
+                args: { userOpHash: hash },
+                fromBlock: from,
+                toBlock: head
+              })
+            )
+            return operationEvents(logs, entryPoint, hash)[0]
+          })
+
+        /**
+         * Whether the operation's EntryPoint nonce was used by another operation as of block `at`: then it can never
+         * be included (`dropped`). Only an operation with a shared nonce key (a plan payout) can lose its nonce.
+         */
+        const nonceTaken = (record: TxRecord, network: Network, at: bigint) =>
+          Effect.gen(function* () {
+            const op = storedOperation(record)
+            if (op === undefined) return false
+            const key = op.nonce >> 64n
+            const sequence = op.nonce & ((1n << 64n) - 1n)
+            const next = yield* rpc(network, "getNonce", () =>
+              network.publicClient.readContract({
+                address: canonicalSafe4337Contracts().entryPoint,
+                abi: entryPoint07Abi,
+                functionName: "getNonce",
+                args: [op.sender, key],
+                blockNumber: at
+              })
+            )
+            return (next & ((1n << 64n) - 1n)) > sequence
+          })
+
         const status = (record: TxRecord, network: Network) =>
           Effect.gen(function* () {
-            const pending: OperationStatus = { record, status: record.status }
-            if (record.status !== "submitted" || record.userOpHash === undefined || network.erc4337 === undefined) {
+            if (isFinalStatus(record.status) || record.userOpHash === undefined || network.erc4337 === undefined) {
               return { record, status: record.status, ...facts(record) }
             }
-            const confirmations = network.erc4337.confirmations
-            const receipt = yield* bundler
-              .getUserOperationReceipt(network.chainId, record.userOpHash as Hash)
-              .pipe(Effect.mapError((error) => new ChainUnavailable({ network: network.slug, cause: error._tag })))
-            if (receipt === undefined) {
-              yield* resend(record, network)
-              return pending
+            const hash = record.userOpHash as Hash
+            const confirmations = BigInt(network.erc4337.confirmations)
+            // Every read below is pinned to one head, so that the event search and the nonce agree.
+            const head = yield* rpc(network, "head", () => network.publicClient.getBlockNumber({ cacheTime: 0 }))
+            const included = yield* inclusionOf(record, hash, network, head)
+            if (included !== undefined) {
+              const blockNumber = Number(included.blockNumber)
+              if (head - included.blockNumber + 1n < confirmations) {
+                return { record, status: "submitted" as const, txHash: included.transactionHash, blockNumber }
+              }
+              return yield* settle(record, {
+                status: included.args.success ? "confirmed" : "reverted",
+                blockNumber,
+                gasUsed: included.args.actualGasUsed.toString(),
+                txHash: included.transactionHash
+              })
             }
-            const included = receipt.receipt
-            const [onNode, head] = yield* rpc(network, "confirm", () =>
-              Promise.all([
-                network.publicClient.getTransactionReceipt({ hash: included.transactionHash }).catch(() => undefined),
-                network.publicClient.getBlockNumber({ cacheTime: 0 })
-              ])
-            )
-            if (onNode === undefined || onNode.blockHash !== included.blockHash) {
-              // The bundler's receipt outlived a reorg: the operation is pending again, and sent again as it was.
-              yield* resend(record, network)
-              return pending
+            // Not on the canonical chain: never included yet, dropped by the bundler, or reorged out.
+            const final = head - confirmations + 1n
+            if (final >= 0n && (yield* nonceTaken(record, network, final))) {
+              return yield* settle(record, { status: "dropped" })
             }
-            const blockNumber = Number(onNode.blockNumber)
-            if (head - onNode.blockNumber + 1n < BigInt(confirmations)) {
-              return { record, status: "submitted" as const, txHash: included.transactionHash, blockNumber }
-            }
-            const outcome = {
-              status: receipt.success ? ("confirmed" as const) : ("reverted" as const),
-              blockNumber,
-              gasUsed: receipt.actualGasUsed.toString(),
-              txHash: included.transactionHash
-            }
-            yield* log.settle(record.id, outcome)
-            const settled = { ...record, ...outcome }
-            return { record: settled, status: outcome.status, txHash: included.transactionHash, blockNumber }
+            // Pending again: the same signed operation is sent again as it was (same hash); the EntryPoint can run it
+            // only once, so a re-send the bundler already has is refused harmlessly.
+            yield* resend(record, network)
+            return { record, status: "submitted" as const }
+          })
+
+        /** Settles `record` with `outcome` (the first settlement wins: a concurrent read may have settled it). */
+        const settle = (record: TxRecord, outcome: TxOutcome) =>
+          Effect.gen(function* () {
+            const settled = yield* log.settle(record.id, outcome)
+            const final: TxRecord = settled ? { ...record, ...outcome } : ((yield* log.find(record.id)) ?? record)
+            return { record: final, status: final.status, ...facts(final) } satisfies OperationStatus
           })
 
         return UserOperations.of({ accountOf, submit, resend, status })
       })
     )
+}
+
+/** How far back the node's logs are searched for an operation recorded without `sentAfterBlock`. */
+const logSearchBlocks = 10_000n
+
+const maxBigint = (a: bigint, b: bigint) => (a > b ? a : b)
+
+const userOperationEvent = getAbiItem({ abi: entryPoint07Abi, name: "UserOperationEvent" })
+
+/** The EntryPoint's `UserOperationEvent`s of operation `hash` among `logs`. */
+const operationEvents = (logs: ReadonlyArray<Log>, entryPoint: Address, hash: Hash) =>
+  parseEventLogs({ abi: entryPoint07Abi, eventName: "UserOperationEvent", logs: [...logs] }).filter(
+    (event) =>
+      event.args.userOpHash === hash &&
+      getAddress(event.address) === getAddress(entryPoint) &&
+      !event.removed &&
+      event.blockNumber !== null &&
+      event.transactionHash !== null
+  ) as ReadonlyArray<IncludedEvent>
+
+/** An operation's event in a mined block. */
+type IncludedEvent = {
+  readonly blockNumber: bigint
+  readonly transactionHash: Hash
+  readonly args: { readonly success: boolean; readonly actualGasUsed: bigint }
 }
 
 const facts = (record: TxRecord): { readonly txHash?: Hash; readonly blockNumber?: number } => ({

@@ -57,6 +57,8 @@ export interface AccountChainState {
   readonly fees: OperationFees
   /** The latest block's base fee. */
   readonly baseFeePerGas: bigint
+  /** The latest block's number: an operation prepared now is included after it. */
+  readonly blockNumber: bigint
 }
 
 /**
@@ -89,7 +91,8 @@ export const readAccountChainState = async (
   return {
     deployed: code !== undefined && code !== "0x",
     fees: { maxFeePerGas: baseFee * 2n + priority, maxPriorityFeePerGas: priority },
-    baseFeePerGas: baseFee
+    baseFeePerGas: baseFee,
+    blockNumber: block.number
   }
 }
 

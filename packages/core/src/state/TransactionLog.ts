@@ -4,10 +4,37 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type { StoreUnavailable } from "./errors"
 
-/** Where a submitted transaction stands. */
-export const TxStatus = Schema.Literals(["submitted", "confirmed", "reverted"])
-/** Where a submitted transaction stands. */
+/**
+ * Where a submitted operation stands, read when asked (docs/decisions.md, "Status read when asked"):
+ * - `submitted`: pending. Accepted by the bundler (or its answer lost), not yet included; or included on the
+ *   node's canonical chain with fewer blocks on top than the network's `confirmations`; or included once and then
+ *   reorged out (it is pending again, and its signed operation is re-sent as it was).
+ * - `confirmed`: final. Included on the node's canonical chain with the network's confirmations, its calls run.
+ * - `reverted`: final. Included likewise, its calls reverted (nothing they did stands; the gas was paid).
+ * - `dropped`: final. Never included, and it never can be: its EntryPoint nonce was used by another operation of
+ *   the account (e.g. another plan payout took the turn), seen with the network's confirmations.
+ *
+ * Legal transitions ({@link txTransitions}): `submitted` → `submitted` | `confirmed` | `reverted` | `dropped`;
+ * nothing leaves a final status. A reorg deeper than the network's `confirmations` is outside this model: set
+ * `confirmations` for the chain's finality.
+ */
+export const TxStatus = Schema.Literals(["submitted", "confirmed", "reverted", "dropped"])
+/** Where a submitted operation stands (see {@link TxStatus}). */
 export type TxStatus = typeof TxStatus.Type
+
+/** The final statuses: a record in one of them never changes again. */
+export type FinalTxStatus = Exclude<TxStatus, "submitted">
+
+/** The statuses each status may move to; a final status moves to none. */
+export const txTransitions: { readonly [S in TxStatus]: ReadonlyArray<TxStatus> } = {
+  submitted: ["submitted", "confirmed", "reverted", "dropped"],
+  confirmed: [],
+  reverted: [],
+  dropped: []
+}
+
+/** Whether `status` is final (it has no transition left). */
+export const isFinalStatus = (status: TxStatus): status is FinalTxStatus => txTransitions[status].length === 0
 
 /**
  * A transaction the gateway signed, recorded before it is broadcast (docs/security.md), so a crash and a
@@ -27,6 +54,8 @@ export interface TxRecord {
   readonly userOpHash?: string
   /** The signed user operation as sent (JSON-RPC form), kept so that it can be re-sent as it was until final. */
   readonly userOperation?: Readonly<Record<string, string>>
+  /** The node's latest block when the operation was prepared: its inclusion is looked for from there on. */
+  readonly sentAfterBlock?: number
   readonly status: TxStatus
   readonly blockNumber?: number
   readonly gasUsed?: string
@@ -35,14 +64,16 @@ export interface TxRecord {
   readonly details: Readonly<Record<string, unknown>>
 }
 
-/** The outcome of a transaction, once mined. */
-export interface TxOutcome {
-  readonly status: "confirmed" | "reverted"
-  readonly blockNumber: number
-  readonly gasUsed: string
-  /** The including transaction, for a user operation (its hash is known only once included). */
-  readonly txHash?: string
-}
+/** How a transaction ended: included with the network's confirmations, or dropped (never included). */
+export type TxOutcome =
+  | {
+      readonly status: "confirmed" | "reverted"
+      readonly blockNumber: number
+      readonly gasUsed: string
+      /** The including transaction, for a user operation (its hash is known only once included). */
+      readonly txHash?: string
+    }
+  | { readonly status: "dropped" }
 
 /** The record of every transaction the gateway submitted. */
 export class TransactionLog extends Context.Service<
@@ -51,8 +82,12 @@ export class TransactionLog extends Context.Service<
     /** Records a signed transaction before it is broadcast. */
     readonly save: (record: TxRecord) => Effect.Effect<void, StoreUnavailable>
     readonly find: (id: string) => Effect.Effect<TxRecord | undefined, StoreUnavailable>
-    /** Records how a submitted transaction ended. */
-    readonly settle: (id: string, outcome: TxOutcome) => Effect.Effect<void, StoreUnavailable>
+    /**
+     * Records how a submitted transaction ended, if it has not ended yet: the first settlement wins and a final
+     * record never changes ({@link txTransitions}). True when this call settled it; false when the record was
+     * already final, or is not there (never saved, or discarded).
+     */
+    readonly settle: (id: string, outcome: TxOutcome) => Effect.Effect<boolean, StoreUnavailable>
     /** Forgets a transaction the node never accepted (it cannot be mined). */
     readonly discard: (id: string) => Effect.Effect<void, StoreUnavailable>
   }
@@ -69,7 +104,9 @@ export class TransactionLog extends Context.Service<
       settle: (id, outcome) =>
         Effect.sync(() => {
           const record = records.get(id)
-          if (record !== undefined) records.set(id, { ...record, ...outcome })
+          if (record === undefined || isFinalStatus(record.status)) return false
+          records.set(id, { ...record, ...outcome })
+          return true
         }),
       discard: (id) =>
         Effect.sync(() => {

@@ -78,6 +78,8 @@ export const startKernelFixture = async (
     readonly ports?: (devnet: Devnet) => Layer.Layer<Bundler | IdempotencyStore>
     /** The wallet routes' options (refusal statuses, the resolver's access). */
     readonly kernel?: KernelTxOptions
+    /** Blocks (the including one too) before an operation is final; default the network's (1). */
+    readonly confirmations?: number
   } = {}
 ) => {
   const local = await startDevnet()
@@ -134,7 +136,10 @@ export const startKernelFixture = async (
           ...network,
           testnet: index === 0,
           ...(extra.relayerLowBalanceWei === undefined ? {} : { relayerLowBalanceWei: extra.relayerLowBalanceWei }),
-          ...(extra.spend === undefined ? {} : { spend: extra.spend })
+          ...(extra.spend === undefined ? {} : { spend: extra.spend }),
+          ...(extra.confirmations === undefined || network.erc4337 === undefined
+            ? {}
+            : { erc4337: { ...network.erc4337, confirmations: extra.confirmations } })
         })),
         apps,
         apiKeys: extra.apiKeys?.(automationAccounts) ?? [],

@@ -16,9 +16,13 @@ redis.call("HSET", KEYS[1], "r", ARGV[1])
 return 1
 `)
 
-// Settling a record that is not there (never saved, or discarded) must not bring half of one back.
+// Settling a record that is not there (never saved, or discarded) must not bring half of one back; a record
+// already final (settled, or saved final) is never settled again: the first settlement wins (1), others get 0.
 const settle = luaScript(`
-if redis.call("HEXISTS", KEYS[1], "r") == 0 then return 0 end
+local record = redis.call("HGET", KEYS[1], "r")
+if not record then return 0 end
+if redis.call("HEXISTS", KEYS[1], "o") == 1 then return 0 end
+if cjson.decode(record).status ~= "submitted" then return 0 end
 redis.call("HSET", KEYS[1], "o", ARGV[1])
 return 1
 `)
@@ -34,6 +38,7 @@ const RecordJson = Schema.fromJsonString(
     txHash: Schema.optionalKey(Schema.String),
     userOpHash: Schema.optionalKey(Schema.String),
     userOperation: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
+    sentAfterBlock: Schema.optionalKey(Schema.Int),
     status: TxStatus,
     blockNumber: Schema.optionalKey(Schema.Int),
     gasUsed: Schema.optionalKey(Schema.String),
@@ -43,12 +48,15 @@ const RecordJson = Schema.fromJsonString(
 )
 const encodeRecord = Schema.encodeSync(RecordJson)
 const OutcomeJson = Schema.fromJsonString(
-  Schema.Struct({
-    status: Schema.Literals(["confirmed", "reverted"]),
-    blockNumber: Schema.Int,
-    gasUsed: Schema.String,
-    txHash: Schema.optionalKey(Schema.String)
-  })
+  Schema.Union([
+    Schema.Struct({
+      status: Schema.Literals(["confirmed", "reverted"]),
+      blockNumber: Schema.Int,
+      gasUsed: Schema.String,
+      txHash: Schema.optionalKey(Schema.String)
+    }),
+    Schema.Struct({ status: Schema.Literal("dropped") })
+  ])
 )
 const encodeOutcome = Schema.encodeSync(OutcomeJson)
 const Stored = Schema.Tuple([Schema.NullOr(RecordJson), Schema.NullOr(OutcomeJson)])
@@ -72,7 +80,7 @@ export const redisTransactionLog = (connection: Connection): TransactionLog["Ser
     settle: (id, outcome) =>
       Effect.suspend(() =>
         connection.run("TransactionLog.settle", settle, [txKey(id)], [encodeOutcome(outcome)], Schema.Number)
-      ).pipe(Effect.asVoid),
+      ).pipe(Effect.map((settled) => settled === 1)),
     discard: (id) =>
       connection.send("TransactionLog.discard", (client) => client.del(txKey(id)), Schema.Number).pipe(Effect.asVoid)
   })

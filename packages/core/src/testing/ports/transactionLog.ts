@@ -26,6 +26,7 @@ const submitted = (n: number, extra: Partial<TxRecord> = {}): TxRecord => ({
 })
 const CONFIRMED: TxOutcome = { status: "confirmed", blockNumber: 12, gasUsed: "52341" }
 const REVERTED: TxOutcome = { status: "reverted", blockNumber: 13, gasUsed: "21000" }
+const DROPPED: TxOutcome = { status: "dropped" }
 
 const logCase = (
   name: string,
@@ -57,12 +58,29 @@ export const transactionLogContract: ReadonlyArray<PortContractCase<TransactionL
       yield* expectEqual("reverted", yield* log.find(submitted(2).id), submitted(2, REVERTED))
     })
   ),
-  logCase("takes the latest outcome of a record settled twice", (log) =>
+  logCase("keeps the first outcome of a record settled twice: a final record never changes", (log) =>
     Effect.gen(function* () {
       yield* log.save(submitted(1))
-      yield* log.settle(submitted(1).id, REVERTED)
-      yield* log.settle(submitted(1).id, CONFIRMED)
-      yield* expectEqual("find", yield* log.find(submitted(1).id), submitted(1, CONFIRMED))
+      yield* expectEqual("first", yield* log.settle(submitted(1).id, REVERTED), true)
+      yield* expectEqual("second", yield* log.settle(submitted(1).id, CONFIRMED), false)
+      yield* expectEqual("dropped", yield* log.settle(submitted(1).id, DROPPED), false)
+      yield* expectEqual("find", yield* log.find(submitted(1).id), submitted(1, REVERTED))
+    })
+  ),
+  logCase("settles a record dropped (never included) without a block", (log) =>
+    Effect.gen(function* () {
+      yield* log.save(submitted(1))
+      yield* expectEqual("settled", yield* log.settle(submitted(1).id, DROPPED), true)
+      yield* expectEqual("find", yield* log.find(submitted(1).id), submitted(1, DROPPED))
+    })
+  ),
+  logCase("settles a record once when 20 settlements race: exactly one wins", (log) =>
+    Effect.gen(function* () {
+      yield* log.save(submitted(1))
+      const won = yield* concurrently(20, (i) => log.settle(submitted(1).id, i % 2 === 0 ? CONFIRMED : DROPPED))
+      yield* expectEqual("winners", won.filter(Boolean).length, 1)
+      const found = yield* log.find(submitted(1).id)
+      yield* expectEqual("one outcome", ["confirmed", "dropped"].includes(String(found?.status)), true)
     })
   ),
   logCase("replaces a record saved again, its outcome included", (log) =>

@@ -1,0 +1,168 @@
+// Finality on a real network's faults (issue 21), through the HTTP routes, anvil and a real alto: a reorg that takes
+// operations' blocks away, a bundle dropped from the node's pool, and a base-fee spike. Each ends with every
+// operation landed exactly once (one UserOperationEvent per hash on the canonical chain, the recipients paid once)
+// or reported failed; status is only ever read in the request (GET /v1/kernel/tx/:id), nothing runs after it.
+import { testUserIdentity } from "@walletgate/core/chain"
+import { type Address, type Hash, parseAbiItem } from "viem"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { CLIENT, freshAddress, startKernelFixture } from "./fixture"
+
+type Fixture = Awaited<ReturnType<typeof startKernelFixture>>
+type Answer = Awaited<ReturnType<Fixture["call"]>>
+
+const userOperationEvent = parseAbiItem(
+  "event UserOperationEvent(bytes32 indexed userOpHash, address indexed sender, address indexed paymaster, uint256 nonce, bool success, uint256 actualGasCost, uint256 actualGasUsed)"
+)
+const CONFIRMATIONS = 3
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+describe("operations through reorgs, dropped bundles and fee spikes (anvil + alto)", { tags: ["devnet"] }, () => {
+  let f: Fixture
+  let bearer: Record<string, string>
+  let users = 0
+  beforeAll(async () => {
+    f = await startKernelFixture({ confirmations: CONFIRMATIONS })
+    bearer = { authorization: `Bearer ${await f.accessToken()}` }
+  })
+  afterAll(async () => {
+    await f?.stop()
+  })
+
+  const anvil = (method: string, params: ReadonlyArray<unknown> = []) =>
+    f.publicClient.request({ method: method as never, params: params as never })
+
+  /** How many times the EntryPoint executed `userOpHash` on the node's canonical chain. */
+  const executions = async (userOpHash: unknown) =>
+    (
+      await f.publicClient.getLogs({
+        address: f.local.deployment.contracts.entryPoint,
+        event: userOperationEvent,
+        args: { userOpHash: userOpHash as Hash },
+        fromBlock: 0n
+      })
+    ).length
+
+  /** `count` batches of 1 wei + index to fresh recipients from fresh (funded, already deployed) wallets. */
+  const sendBatches = async (count: number) => {
+    const sent: Array<{ readonly answer: Answer; readonly recipient: Address; readonly amount: bigint }> = []
+    const userIds = Array.from({ length: count }, () => `phone:finality-${users++}`)
+    for (const userId of userIds) await f.fund(await f.walletOf(testUserIdentity(CLIENT.clientId, userId)), 10n ** 15n)
+    await Promise.all(
+      userIds.map(async (userId, index) => {
+        const recipient = freshAddress()
+        const amount = BigInt(index + 1)
+        const answer = await f.call(
+          "POST",
+          "/v1/kernel/tx",
+          { userId, chain: "anvil", to: [recipient], value: [String(amount)], data: ["0x"], auth: "" },
+          bearer
+        )
+        expect(answer.status).toBe(200)
+        sent.push({ answer, recipient, amount })
+      })
+    )
+    return sent
+  }
+
+  const read = (id: unknown) => f.call("GET", `/v1/kernel/tx/${String(id)}`, undefined, bearer)
+
+  /** Reads each status as a client would until every one is final, mining a block between reads (a live chain). */
+  const untilFinal = async (ids: ReadonlyArray<unknown>, ms = 15_000) => {
+    const deadline = Date.now() + ms
+    const finals = new Map<unknown, Answer["body"]>()
+    while (finals.size < ids.length && Date.now() < deadline) {
+      for (const id of ids) {
+        if (finals.has(id)) continue
+        const answer = await read(id)
+        expect(answer.status).toBe(200)
+        if (answer.body.status !== "submitted") finals.set(id, answer.body)
+      }
+      await anvil("anvil_mine", ["0x1"])
+      await wait(100)
+    }
+    return ids.map((id) => finals.get(id))
+  }
+
+  /** Every operation landed exactly once: final `confirmed`, one execution per hash, each recipient paid once. */
+  const expectLandedOnce = async (sent: Awaited<ReturnType<typeof sendBatches>>) => {
+    const finals = await untilFinal(sent.map((one) => one.answer.body.id))
+    expect(finals.map((final) => final?.status)).toEqual(sent.map(() => "confirmed"))
+    for (const one of sent) {
+      expect(await executions(one.answer.body.userOpHash)).toBe(1)
+      expect(await f.publicClient.getBalance({ address: one.recipient })).toBe(one.amount)
+    }
+  }
+
+  /** Reads each status until the operation is included (not yet final): its transaction and block. */
+  const untilIncluded = async (sent: Awaited<ReturnType<typeof sendBatches>>) => {
+    const included = new Map<unknown, { txHash: Hash; blockNumber: number; blockHash: Hash }>()
+    const deadline = Date.now() + 20_000
+    while (included.size < sent.length && Date.now() < deadline) {
+      for (const one of sent) {
+        const answer = await read(one.answer.body.id)
+        expect(answer.body.status).toBe("submitted")
+        if (answer.body.txHash !== undefined && !included.has(one.answer.body.id)) {
+          const txHash = answer.body.txHash as Hash
+          const receipt = await f.publicClient.getTransactionReceipt({ hash: txHash })
+          included.set(one.answer.body.id, {
+            txHash,
+            blockNumber: Number(answer.body.blockNumber),
+            blockHash: receipt.blockHash
+          })
+        }
+      }
+      await wait(50)
+    }
+    expect(included.size).toBe(sent.length)
+    return [...included.values()]
+  }
+
+  it("a reorg that takes the operations' blocks away: reported pending again, re-sent as they were, landed once", async () => {
+    const sent = await sendBatches(4)
+    // Included, not yet final: the status read shows the including transaction.
+    const included = new Map<unknown, number>()
+    const deadline = Date.now() + 20_000
+    while (included.size < sent.length && Date.now() < deadline) {
+      for (const one of sent) {
+        const answer = await read(one.answer.body.id)
+        if (answer.body.blockNumber !== undefined) included.set(one.answer.body.id, Number(answer.body.blockNumber))
+        expect(answer.body.status).toBe("submitted")
+      }
+      await wait(50)
+    }
+    expect(included.size).toBe(sent.length)
+    const head = await f.publicClient.getBlockNumber({ cacheTime: 0 })
+    const depth = Number(head) - Math.min(...included.values()) + 1
+    expect(depth).toBeLessThan(CONFIRMATIONS)
+    // The blocks that held them are replaced by empty ones: the operations are no longer on the chain.
+    await anvil("anvil_reorg", [depth, []])
+    for (const one of sent) {
+      expect(await executions(one.answer.body.userOpHash)).toBe(0)
+      expect(await f.publicClient.getBalance({ address: one.recipient })).toBe(0n)
+    }
+    // The bundler still serves its receipts of the lost blocks; the status read must not believe them.
+    for (const one of sent) {
+      const answer = await read(one.answer.body.id)
+      expect(answer.body.status).toBe("submitted")
+      expect(answer.body.userOpHash).toBe(one.answer.body.userOpHash)
+    }
+    await expectLandedOnce(sent)
+  })
+
+  it("a reorg that mines the same bundle again in another block: confirmed from the node's block, never stuck", async () => {
+    const sent = await sendBatches(3)
+    const included = await untilIncluded(sent)
+    const bundles = [...new Set(included.map((one) => one.txHash))]
+    const raws = await Promise.all(bundles.map((hash) => anvil("eth_getRawTransactionByHash", [hash])))
+    const head = await f.publicClient.getBlockNumber({ cacheTime: 0 })
+    const depth = Number(head) - Math.min(...included.map((one) => one.blockNumber)) + 1
+    expect(depth).toBeLessThan(CONFIRMATIONS)
+    // The same signed bundle transactions, mined again one block later than before: same hashes, other blocks.
+    await anvil("anvil_reorg", [depth, raws.map((raw) => [raw, Math.min(1, depth - 1)])])
+    for (const one of included) {
+      const moved = await f.publicClient.getTransactionReceipt({ hash: one.txHash })
+      expect(moved.blockHash).not.toBe(one.blockHash)
+    }
+    await expectLandedOnce(sent)
+  })
+})
