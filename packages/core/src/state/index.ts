@@ -14,4 +14,12 @@ export {
   type StoredReply
 } from "./IdempotencyStore"
 export { type RateDecision, type RateLimit, RateLimiter, rateScopeOf, sharedRateScope } from "./RateLimiter"
-export { TransactionLog, type TxOutcome, type TxRecord, TxStatus } from "./TransactionLog"
+export {
+  type FinalTxStatus,
+  isFinalStatus,
+  TransactionLog,
+  type TxOutcome,
+  type TxRecord,
+  TxStatus,
+  txTransitions
+} from "./TransactionLog"
