@@ -27,6 +27,8 @@ export default defineConfig({
   },
   test: {
     include: ["packages/*/test/**/*.test.ts", "examples/*/test/**/*.test.ts", "examples/test/**/*.test.ts"],
+    // One devnet per worker, started when a file first asks for it (packages/core/test/devnet/shared.ts).
+    globalSetup: ["./packages/core/test/devnet/broker.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     tags: [

@@ -15,7 +15,7 @@ import {
 } from "@walletgate/core/devnet"
 import { type Address, createWalletClient, http, parseEther, toHex } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
-import { startRpcCounter } from "../packages/core/test/sweeper/rpcCounter.ts"
+import { startRpcProxy } from "../packages/core/test/devnet/rpcProxy.ts"
 
 const TOKENS = 100
 const SAMPLES = 200
@@ -65,7 +65,7 @@ const deployTokens = async (local: LocalNetwork) => {
 /** Measures, prints the table and writes `bench/results/sweeper.json`. */
 export async function run(): Promise<void> {
   const local = await startLocalNetwork()
-  const counter = await startRpcCounter(local.anvil.rpcUrl)
+  const counter = await startRpcProxy(local.anvil.rpcUrl)
   const gateways: Array<Gateway> = []
   try {
     const tokens = await deployTokens(local)
@@ -179,7 +179,7 @@ export async function run(): Promise<void> {
     writeFileSync(new URL("sweeper.json", results), `${JSON.stringify(report, null, 2)}\n`)
   } finally {
     await Promise.all(gateways.map((gateway) => gateway.dispose()))
-    await counter.close()
+    await counter.stop()
     await local.stop()
   }
 }

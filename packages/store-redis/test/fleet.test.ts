@@ -2,13 +2,14 @@ import { generateKeyPairSync } from "node:crypto"
 import { ClientStore, embeddedPorts, makeGateway, type OtpPolicyOptions, SigningKeys } from "@walletgate/core"
 import { hashClientSecret } from "@walletgate/core/auth"
 import { deriveOwnerKey, identitySafe, testUserIdentity } from "@walletgate/core/chain"
-import { anvilDevKey, type Devnet, startDevnet } from "@walletgate/core/devnet"
+import { anvilDevKey } from "@walletgate/core/devnet"
 import { SmsOutbox } from "@walletgate/core/testing"
 import { RedisStores } from "@walletgate/redis"
 import { Layer, ManagedRuntime } from "effect"
 import { keccak256, parseEther, toHex } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { freshMasterSecret, type SharedDevnet, sharedDevnet } from "../../core/test/devnet/shared"
 import { eventually, type Served, SIGN_IN, serve, VERIFY } from "./http"
 import { type RedisServer, startRedisServer } from "./redis-server"
 
@@ -154,12 +155,12 @@ describe("two gateways on one Redis, against SMS pumping", () => {
 // relayer for the payouts, as a fleet must (relayer nonces are per process).
 describe("two gateways on one Redis and one chain", () => {
   const keyPrefix = "fleet-chain:"
-  const masterSecret = "fleet-tests-master-secret-0123456789abcdef"
+  const masterSecret = freshMasterSecret()
   const client = { clientId: "wgc_fleet", clientSecret: "wgs_fleet_secret" }
-  let chain: Devnet
+  let chain: SharedDevnet
   const instances: Array<Served> = []
   beforeAll(async () => {
-    chain = await startDevnet()
+    chain = await sharedDevnet()
     // Apps live in Redis now: register the app once, for every instance.
     const admin = ManagedRuntime.make(RedisStores.layer({ url: server.url, keyPrefix }))
     try {
@@ -192,7 +193,6 @@ describe("two gateways on one Redis and one chain", () => {
   })
   afterAll(async () => {
     for (const instance of instances) await instance.close()
-    await chain?.stop()
   })
 
   it("sends one transaction for one Idempotency-Key sent 10 times concurrently, split across both", async () => {

@@ -111,7 +111,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  await local?.anvil.stop()
+  await local?.stop()
 })
 
 describe("Disperse", () => {

@@ -1,6 +1,5 @@
 import {
   type Account,
-  type Address,
   BaseError,
   type Chain,
   ContractFunctionRevertedError,
@@ -9,10 +8,8 @@ import {
   defineChain,
   type Hash,
   http,
-  type LocalAccount,
   type TransactionReceipt
 } from "viem"
-import { mnemonicToAccount } from "viem/accounts"
 import { foundry } from "viem/chains"
 import {
   type ChainContracts,
@@ -21,14 +18,16 @@ import {
   type ReaderClient,
   type SweeperParameters
 } from "../../src/chain/contracts"
-import { type AnvilInstance, anvilMnemonic, startAnvil } from "../../src/devnet/anvil"
+import { startAnvil } from "../../src/devnet/anvil"
+import { devAccount, sharedDevnet } from "../devnet/shared"
 
-/** Anvil's funded dev account number `index` (0 to 9). */
-export const devAccount = (index: number): LocalAccount => mnemonicToAccount(anvilMnemonic, { addressIndex: index })
+export { devAccount, freshAddress } from "../devnet/shared"
 
-/** A fresh anvil node with walletgate's contracts deployed by dev account 0 (also the relayer of the tests). */
+/** A chain with walletgate's contracts deployed by dev account 0 (also the relayer of the tests), for this file. */
 export interface LocalChain {
-  readonly anvil: AnvilInstance
+  readonly rpcUrl: string
+  /** Stops the chain if the file started it; the worker's devnet stays up. */
+  readonly stop: () => Promise<void>
   readonly chain: Chain
   readonly publicClient: ReaderClient
   /** Dev account 0: deployed the contracts; submits batches and pays their gas. */
@@ -43,9 +42,17 @@ export interface LocalChain {
   readonly deadlineIn: (seconds: number) => Promise<bigint>
 }
 
-/** Starts anvil and deploys the contracts; the Sweeper's operator is dev account 1 and its fee 2.5 % to dev account 9. */
+/**
+ * Deploys the contracts (the Sweeper's operator is dev account 1 and its fee 2.5 % to dev account 9) on the worker's
+ * devnet, or on an anvil of its own when `chainId` differs from the devnet's.
+ */
 export const startLocalChain = async (options: { readonly chainId?: number } = {}): Promise<LocalChain> => {
-  const anvil = await startAnvil(options.chainId === undefined ? {} : { chainId: options.chainId })
+  const shared = await sharedDevnet()
+  const own =
+    options.chainId === undefined || options.chainId === shared.anvil.chainId
+      ? undefined
+      : await startAnvil({ chainId: options.chainId })
+  const anvil = own ?? shared.anvil
   try {
     const chain = defineChain({ ...foundry, id: anvil.chainId, rpcUrls: { default: { http: [anvil.rpcUrl] } } })
     const publicClient = createPublicClient({ chain, transport: http(anvil.rpcUrl), pollingInterval: 20 })
@@ -60,9 +67,23 @@ export const startLocalChain = async (options: { readonly chainId?: number } = {
     const contracts = await deployContracts(relayer, publicClient, sweeper)
     const receipt = (hash: Hash) => publicClient.waitForTransactionReceipt({ hash })
     const deadlineIn = async (seconds: number) => (await publicClient.getBlock()).timestamp + BigInt(seconds)
-    return { anvil, chain, publicClient, relayer, contracts, sweeper, walletFor, receipt, deadlineIn }
+    const stop = async () => {
+      await own?.stop()
+    }
+    return {
+      rpcUrl: anvil.rpcUrl,
+      stop,
+      chain,
+      publicClient,
+      relayer,
+      contracts,
+      sweeper,
+      walletFor,
+      receipt,
+      deadlineIn
+    }
   } catch (error) {
-    await anvil.stop()
+    await own?.stop()
     throw error
   }
 }
@@ -81,10 +102,4 @@ export const revertOf = async (
     throw error
   }
   throw new Error("expected the call to revert, but it succeeded")
-}
-
-/** A random address that has never been used: its balances start at zero. */
-export const freshAddress = (): Address => {
-  const bytes = crypto.getRandomValues(new Uint8Array(20))
-  return `0x${Buffer.from(bytes).toString("hex")}`
 }

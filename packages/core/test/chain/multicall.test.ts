@@ -38,7 +38,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  await local?.anvil.stop()
+  await local?.stop()
 })
 
 describe("Multicall", () => {
@@ -46,7 +46,7 @@ describe("Multicall", () => {
     let requests = 0
     const counted = createPublicClient({
       chain: local.chain,
-      transport: http(local.anvil.rpcUrl, { onFetchRequest: () => void requests++ })
+      transport: http(local.rpcUrl, { onFetchRequest: () => void requests++ })
     })
     const results = await counted.multicall({
       multicallAddress: local.contracts.multicall,

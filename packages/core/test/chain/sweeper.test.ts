@@ -74,7 +74,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  await local?.anvil.stop()
+  await local?.stop()
 })
 
 describe("Sweeper", () => {

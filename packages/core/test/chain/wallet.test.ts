@@ -89,7 +89,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  await local?.anvil.stop()
+  await local?.stop()
 })
 
 describe("WalletFactory and WalletAccount", () => {

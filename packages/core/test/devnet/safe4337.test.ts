@@ -15,9 +15,9 @@ import {
   parseAbi,
   parseEther
 } from "viem"
-import { entryPoint07Abi, toPackedUserOperation, type UserOperationReceipt } from "viem/account-abstraction"
+import { toPackedUserOperation, type UserOperationReceipt } from "viem/account-abstraction"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { beforeAll, describe, expect, it } from "vitest"
 import { testTokenArtifact } from "../../src/chain/artifacts"
 import { Bundler, type BundlerError, makeJsonRpcBundler, type UserOperation07 } from "../../src/chain/Bundler"
 import {
@@ -37,17 +37,24 @@ import {
   readAccountChainState
 } from "../../src/chain/safeOperation"
 import { verifyingPaymasterHash } from "../../src/chain/verifyingPaymaster"
+import { startAlto } from "../../src/devnet/alto"
 import { checkErc4337Code, deployErc4337Contracts } from "../../src/devnet/deploy"
-import { type Devnet, startDevnet } from "../../src/devnet/devnet"
-import { devAccount, freshAddress } from "../chain/fixture"
-import { startRpcCounter } from "../sweeper/rpcCounter"
+import { startRpcProxy } from "./rpcProxy"
+import {
+  type DevnetToken,
+  deployDevnetToken,
+  freshAddress,
+  paymasterDeposit as paymasterDepositOf,
+  type SharedDevnet,
+  sharedDevnet
+} from "./shared"
 
 const tokenAbi = testTokenArtifact.abi
 const tokenErrors = parseAbi(["error InsufficientBalance(address from, uint256 balance, uint256 needed)"])
 
-let devnet: Devnet
+let devnet: SharedDevnet
 let bundler: Bundler["Service"]
-let token: Address
+let token: DevnetToken
 
 const run = <A>(effect: Effect.Effect<A, BundlerError, Bundler>): Promise<A> =>
   Effect.runPromise(Effect.provideService(effect, Bundler, bundler))
@@ -70,23 +77,14 @@ const newUser = (): { readonly owner: LocalAccount; readonly safe: SafeAccount }
 }
 
 const transfer = (to: Address, amount: bigint): SafeCall => ({
-  to: token,
+  to: token.address,
   value: 0n,
   data: encodeFunctionData({ abi: tokenAbi, functionName: "transfer", args: [to, amount] })
 })
 
-const balanceOf = (address: Address) =>
-  devnet.publicClient.readContract({ address: token, abi: tokenAbi, functionName: "balanceOf", args: [address] })
+const balanceOf = (address: Address) => token.balanceOf(address)
 
-const mint = async (to: Address, amount: bigint) => {
-  const wallet = createWalletClient({
-    chain: devnet.chain,
-    account: devAccount(0),
-    transport: http(devnet.anvil.rpcUrl)
-  })
-  const hash = await wallet.writeContract({ address: token, abi: tokenAbi, functionName: "mint", args: [to, amount] })
-  await devnet.publicClient.waitForTransactionReceipt({ hash })
-}
+const mint = (to: Address, amount: bigint) => token.mint(to, amount)
 
 const prepare = async (
   user: { readonly owner: LocalAccount; readonly safe: SafeAccount },
@@ -136,32 +134,14 @@ const deployedUser = async (tokens: bigint) => {
   return user
 }
 
-const paymasterDeposit = () =>
-  devnet.publicClient.readContract({
-    address: devnet.deployment.contracts.entryPoint,
-    abi: entryPoint07Abi,
-    functionName: "balanceOf",
-    args: [devnet.deployment.contracts.verifyingPaymaster]
-  })
+const paymasterDeposit = () => paymasterDepositOf(devnet)
 
 describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
   beforeAll(async () => {
-    devnet = await startDevnet()
+    devnet = await sharedDevnet()
     bundler = makeJsonRpcBundler([{ chainId: devnet.chain.id, url: devnet.bundlerUrl }])
-    const deployer = createWalletClient({
-      chain: devnet.chain,
-      account: devAccount(0),
-      transport: http(devnet.anvil.rpcUrl)
-    })
-    const hash = await deployer.deployContract({ ...testTokenArtifact, args: ["Test", "TST", 18] })
-    const receipt = await devnet.publicClient.waitForTransactionReceipt({ hash })
-    if (receipt.contractAddress == null) throw new Error("test token not deployed")
-    token = getAddress(receipt.contractAddress)
+    token = await deployDevnetToken(devnet, { name: "Test", symbol: "TST", decimals: 18 })
     console.log(`alto answered eth_supportedEntryPoints ${devnet.alto.startupMs} ms after its start`)
-  })
-
-  afterAll(async () => {
-    await devnet?.stop()
   })
 
   it("deploys every contract at its canonical address with the canonical code, and a second run sends nothing", async () => {
@@ -262,7 +242,7 @@ describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
       94n
     ])
     // One transaction, one block: the three transfers happened together.
-    expect(receipt.logs.filter((log) => getAddress(log.address) === token)).toHaveLength(3)
+    expect(receipt.logs.filter((log) => getAddress(log.address) === token.address)).toHaveLength(3)
     expect(await devnet.publicClient.getBalance({ address: user.safe.address })).toBe(0n)
     expect(await paymasterDeposit()).toBe(deposit - receipt.actualGasCost)
     expect(getAddress(receipt.paymaster ?? "0x")).toBe(devnet.deployment.contracts.verifyingPaymaster)
@@ -275,8 +255,8 @@ describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
   })
 
   it("reads the chain and the bundler in two round trips (four requests) before eth_sendUserOperation", async () => {
-    const node = await startRpcCounter(devnet.anvil.rpcUrl)
-    const alto = await startRpcCounter(devnet.bundlerUrl)
+    const node = await startRpcProxy(devnet.anvil.rpcUrl)
+    const alto = await startRpcProxy(devnet.bundlerUrl)
     try {
       const counted = makeJsonRpcBundler([{ chainId: chainId(), url: alto.url }])
       const reader = createPublicClient({ chain: devnet.chain, transport: http(node.url) })
@@ -308,8 +288,8 @@ describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
       )
       expect((await sendAndWait(prepared)).success).toBe(true)
     } finally {
-      await node.close()
-      await alto.close()
+      await node.stop()
+      await alto.stop()
     }
   })
 
@@ -514,15 +494,24 @@ describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
     ).toBe(false)
   })
 
-  it("stops alto with its whole process group, and anvil with it", async () => {
+  it("stops alto with its whole process group", async () => {
+    // A second alto beside the worker's devnet (which stays up), its executor and utility accounts new and funded.
+    const [executor, utility] = [generatePrivateKey(), generatePrivateKey()]
+    for (const key of [executor, utility]) await devnet.setBalance(privateKeyToAccount(key).address, parseEther("10"))
+    const started = await startAlto({
+      rpcUrl: devnet.anvil.rpcUrl,
+      entryPoints: [devnet.deployment.contracts.entryPoint],
+      executorKeys: [executor],
+      utilityKey: utility,
+      blockTimeMs: 100
+    })
     const altoProcesses = () =>
       execFileSync("ps", ["-eo", "pid=,args="], { encoding: "utf8" })
         .split("\n")
-        .filter((line) => line.includes("--entrypoints") && line.includes(`--port ${devnet.alto.port} `))
+        .filter((line) => line.includes("--entrypoints") && line.includes(`--port ${started.port} `))
     expect(altoProcesses()).toHaveLength(1)
-    await devnet.stop()
+    await started.stop()
     expect(altoProcesses()).toEqual([])
-    await expect(fetch(devnet.bundlerUrl, { method: "POST" })).rejects.toThrow()
-    await expect(fetch(devnet.anvil.rpcUrl, { method: "POST" })).rejects.toThrow()
+    await expect(fetch(started.bundlerUrl, { method: "POST" })).rejects.toThrow()
   })
 })

@@ -3,16 +3,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Schema from "effect/Schema"
-import {
-  type Address,
-  createWalletClient,
-  encodeFunctionData,
-  getAddress,
-  type Hash,
-  http,
-  parseAbiItem,
-  zeroAddress
-} from "viem"
+import { type Address, encodeFunctionData, type Hash } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { testTokenArtifact } from "../../src/chain/artifacts"
 import { Bundler } from "../../src/chain/Bundler"
@@ -21,49 +12,41 @@ import { KeyVault } from "../../src/chain/KeyVault"
 import { bundlerEndpoints, type Network, Networks } from "../../src/chain/networks"
 import type { SafeCall } from "../../src/chain/safeAccount"
 import { UserOperations } from "../../src/chain/UserOperations"
-import { type Devnet, startDevnet } from "../../src/devnet/devnet"
-import { anvilDevKey } from "../../src/devnet/local"
 import { SecureRandom } from "../../src/random/SecureRandom"
 import { AccountLocks } from "../../src/state/AccountLocks"
 import { IdempotencyInFlight, OperationLink } from "../../src/state/IdempotencyStore"
 import { TransactionLog, type TxRecord } from "../../src/state/TransactionLog"
-import { devAccount, freshAddress } from "../chain/fixture"
+import {
+  type DevnetToken,
+  deployDevnetToken,
+  freshAddress,
+  freshMasterSecret,
+  paymasterDeposit as paymasterDepositOf,
+  type SharedDevnet,
+  sharedDevnet,
+  userOperationEvents
+} from "./shared"
 
 const tokenAbi = testTokenArtifact.abi
 
 class Refused extends Schema.TaggedError<Refused>()("Refused", {}) {}
 
-let devnet: Devnet
+let devnet: SharedDevnet
 let network: Network
-let token: Address
+let token: DevnetToken
 let runtime: ManagedRuntime.ManagedRuntime<UserOperations | TransactionLog, never>
 
 const run = <A, E>(effect: Effect.Effect<A, E, UserOperations | TransactionLog>) => runtime.runPromise(effect)
 const runExit = <A, E>(effect: Effect.Effect<A, E, UserOperations | TransactionLog>) => runtime.runPromiseExit(effect)
 
 const transfer = (to: Address, amount: bigint): SafeCall => ({
-  to: token,
+  to: token.address,
   value: 0n,
   data: encodeFunctionData({ abi: tokenAbi, functionName: "transfer", args: [to, amount] })
 })
-const balanceOf = (address: Address) =>
-  devnet.publicClient.readContract({ address: token, abi: tokenAbi, functionName: "balanceOf", args: [address] })
-const mint = async (to: Address, amount: bigint) => {
-  const wallet = createWalletClient({
-    chain: devnet.chain,
-    account: devAccount(0),
-    transport: http(devnet.anvil.rpcUrl)
-  })
-  const hash = await wallet.writeContract({ address: token, abi: tokenAbi, functionName: "mint", args: [to, amount] })
-  await devnet.publicClient.waitForTransactionReceipt({ hash })
-}
-const paymasterDeposit = () =>
-  devnet.publicClient.readContract({
-    address: devnet.deployment.contracts.entryPoint,
-    abi: [parseAbiItem("function balanceOf(address) view returns (uint256)")],
-    functionName: "balanceOf",
-    args: [devnet.deployment.contracts.verifyingPaymaster]
-  })
+const balanceOf = (address: Address) => token.balanceOf(address)
+const mint = (to: Address, amount: bigint) => token.mint(to, amount)
+const paymasterDeposit = () => paymasterDepositOf(devnet)
 
 let users = 0
 const newIdentity = () => userWalletIdentity("phone", `+1555000${String(users++).padStart(4, "0")}`)
@@ -87,55 +70,12 @@ const finalStatus = async (record: TxRecord) => {
 const safeOf = (identity: ReturnType<typeof newIdentity>) =>
   run(UserOperations.use((ops) => ops.accountOf(identity))).then((safe) => safe.address)
 
-const executedEvents = async (userOpHash: string) => {
-  const logs = await devnet.publicClient.getLogs({
-    address: devnet.deployment.contracts.entryPoint,
-    event: parseAbiItem(
-      "event UserOperationEvent(bytes32 indexed userOpHash, address indexed sender, address indexed paymaster, uint256 nonce, bool success, uint256 actualGasCost, uint256 actualGasUsed)"
-    ),
-    args: { userOpHash: userOpHash as Hash },
-    fromBlock: 0n
-  })
-  return logs
-}
+const executedEvents = (userOpHash: string) => userOperationEvents(devnet, { userOpHash: userOpHash as Hash })
 
 beforeAll(async () => {
-  devnet = await startDevnet()
-  const deployer = createWalletClient({
-    chain: devnet.chain,
-    account: devAccount(0),
-    transport: http(devnet.anvil.rpcUrl)
-  })
-  const hash = await deployer.deployContract({ ...testTokenArtifact, args: ["Test", "TST", 18] })
-  const receipt = await devnet.publicClient.waitForTransactionReceipt({ hash })
-  if (receipt.contractAddress == null) throw new Error("token not deployed")
-  token = getAddress(receipt.contractAddress)
-  const networks = Networks.layer([
-    {
-      slug: "devnet",
-      chainId: devnet.chain.id,
-      rpcUrl: devnet.anvil.rpcUrl,
-      testnet: true,
-      // The pipeline uses none of the relayer's contracts.
-      contracts: {
-        walletAccountImplementation: zeroAddress,
-        walletFactory: zeroAddress,
-        disperse: zeroAddress,
-        sweeper: zeroAddress,
-        multicall: zeroAddress
-      },
-      relayerKey: `0x${"11".repeat(32)}`,
-      pollingIntervalMs: 20,
-      erc4337: {
-        bundlerUrl: devnet.bundlerUrl,
-        paymaster: {
-          address: devnet.deployment.contracts.verifyingPaymaster,
-          // Dev account 4 of anvil's mnemonic signs sponsorships on the devnet.
-          signerKey: anvilDevKey(4)
-        }
-      }
-    }
-  ])
+  devnet = await sharedDevnet()
+  token = await deployDevnetToken(devnet, { name: "Test", symbol: "TST", decimals: 18 })
+  const networks = Networks.layer([{ ...devnet.network, slug: "devnet" }])
   const resolved = await Effect.runPromise(Networks.use((n) => Effect.succeed(n.all)).pipe(Effect.provide(networks)))
   const first = resolved[0]
   if (first === undefined) throw new Error("no network")
@@ -143,7 +83,7 @@ beforeAll(async () => {
   expect(network.erc4337?.sponsor?.signer.address).toBe(devnet.paymasterSigner.address)
   const ports = Layer.mergeAll(
     Bundler.jsonRpc(bundlerEndpoints(resolved)),
-    KeyVault.derived("a master secret of at least thirty-two bytes"),
+    KeyVault.derived(freshMasterSecret()),
     TransactionLog.memory,
     AccountLocks.memory,
     SecureRandom.crypto
@@ -153,7 +93,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await runtime?.dispose()
-  await devnet?.stop()
 })
 
 describe("UserOperations on the devnet (anvil + alto)", () => {

@@ -11,47 +11,37 @@ import {
 import { hashClientSecret } from "@walletgate/core/auth"
 import {
   type AccountIdentity,
-  accountSalt,
   automationIdentity,
   deriveOwnerKey,
   identitySafe,
   type SpendLimitsOptions,
   userWalletIdentity
 } from "@walletgate/core/chain"
-import {
-  anvilMnemonic,
-  type Devnet,
-  deployTestToken,
-  predictAccountAddress,
-  startDevnet,
-  testTokenArtifact
-} from "@walletgate/core/devnet"
 import type { KernelTxOptions } from "@walletgate/core/kernel"
-import type { ApiKeyRecord, AutomationAccount, PayoutPlan } from "@walletgate/core/payout"
+import { type ApiKeyRecord, type AutomationAccount, automationSafe, type PayoutPlan } from "@walletgate/core/payout"
 import type { Logger } from "effect"
 import { Layer } from "effect"
+import type { Address } from "viem"
+import { privateKeyToAccount } from "viem/accounts"
+import { startRpcProxy } from "../devnet/rpcProxy"
 import {
-  type Address,
-  createPublicClient,
-  createWalletClient,
-  defineChain,
-  type Hex,
-  http,
-  keccak256,
-  parseAbiItem,
-  toHex
-} from "viem"
-import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts"
+  deployDevnetToken,
+  freshMasterSecret,
+  paymasterDeposit,
+  type SharedDevnet,
+  sendEther,
+  sharedDevnet
+} from "../devnet/shared"
 
-export const MASTER_SECRET = "kernel-tests-master-secret-0123456789abcdef"
 export const CLIENT = { clientId: "wgc_test", clientSecret: "wgs_test_secret" }
 export const TEST_PHONE = "+15005550006"
 export const OTHER_PHONE = "+15005550007"
 export const TEST_CODE = "123456"
 
 /**
- * A gateway on a fresh devnet (anvil, alto, the ERC-4337 contracts and the operator's paymaster) with one app
- * (test mode, granted `phone`), plus helpers to call it and read the chain.
+ * A gateway on the worker's devnet (anvil, alto, the ERC-4337 contracts and the operator's paymaster) with one app
+ * (test mode, granted `phone`), its own master secret (so its wallets are new on the chain) and test token, plus
+ * helpers to call it and read the chain.
  */
 export const startKernelFixture = async (
   extra: {
@@ -75,41 +65,32 @@ export const startKernelFixture = async (
     ) => ReadonlyArray<{ readonly accountKey: string; readonly network?: string; readonly plan?: PayoutPlan }>
     readonly loggers?: ReadonlyArray<Logger.Logger<unknown, unknown>>
     /** Ports that replace the embedded ones (a fault-injecting bundler or store), given the devnet. */
-    readonly ports?: (devnet: Devnet) => Layer.Layer<Bundler | IdempotencyStore>
+    readonly ports?: (devnet: SharedDevnet) => Layer.Layer<Bundler | IdempotencyStore>
     /** The wallet routes' options (refusal statuses, the resolver's access). */
     readonly kernel?: KernelTxOptions
     /** Blocks (the including one too) before an operation is final; default the network's (1). */
     readonly confirmations?: number
+    /** Puts an RPC proxy (`nodeProxy`) between the gateway and the node, to play a node that fails. */
+    readonly nodeProxy?: boolean
   } = {}
 ) => {
-  const local = await startDevnet()
-  const chain = defineChain({
-    id: local.network.chainId,
-    name: "anvil",
-    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-    rpcUrls: { default: { http: [local.anvil.rpcUrl] } }
-  })
-  const publicClient = createPublicClient({ chain, transport: http(local.anvil.rpcUrl), pollingInterval: 20 })
-  const funder = createWalletClient({
-    chain,
-    transport: http(local.anvil.rpcUrl),
-    account: mnemonicToAccount(anvilMnemonic, { addressIndex: 3 })
-  })
-  const token = await deployTestToken(funder, publicClient, { name: "Test USD", symbol: "TUSD", decimals: 6 })
+  const local = await sharedDevnet()
+  const { publicClient } = local
+  const masterSecret = freshMasterSecret()
+  const nodeProxy = extra.nodeProxy === true ? await startRpcProxy(local.anvil.rpcUrl) : undefined
+  const testToken = await deployDevnetToken(local, { name: "Test USD", symbol: "TUSD", decimals: 6 })
+  const token = testToken.address
   /** The address of `identity`'s Safe (a user's wallet), before or after deployment. */
   const walletOf = async (identity: AccountIdentity): Promise<Address> =>
-    identitySafe(privateKeyToAccount(deriveOwnerKey(MASTER_SECRET, identity)).address, identity).address
-  /** The address of an automation account (payouts run on walletgate's own batch accounts for now). */
-  const automationWalletOf = (identity: AccountIdentity): Promise<Address> =>
-    predictAccountAddress(
-      publicClient,
-      local.contracts.walletFactory,
-      privateKeyToAccount(deriveOwnerKey(MASTER_SECRET, identity)).address,
-      accountSalt(identity)
-    )
+    identitySafe(privateKeyToAccount(deriveOwnerKey(masterSecret, identity)).address, identity).address
+  /** The address of the automation account `accountKey` (its Safe). */
+  const automationWalletOf = async (accountKey: string): Promise<Address> =>
+    automationSafe(privateKeyToAccount(deriveOwnerKey(masterSecret, automationIdentity(accountKey))).address, {
+      accountKey
+    }).address
   const automationAccounts: Array<AutomationAccount> = []
   for (const wanted of extra.automation?.(token) ?? []) {
-    const address = await automationWalletOf(automationIdentity(wanted.accountKey))
+    const address = await automationWalletOf(wanted.accountKey)
     automationAccounts.push({
       address,
       network: wanted.network ?? "anvil",
@@ -129,11 +110,12 @@ export const startKernelFixture = async (
   const gateway: Gateway = makeGateway({
     ports: Layer.mergeAll(
       embeddedPorts({
-        masterSecret: MASTER_SECRET,
+        masterSecret,
         otp: { testPhones: { [TEST_PHONE]: TEST_CODE, [OTHER_PHONE]: TEST_CODE } },
         identityProviders: extra.identityProviders ?? [],
         networks: [local.network, { ...local.network, slug: "live" }].map((network, index) => ({
           ...network,
+          ...(nodeProxy === undefined ? {} : { rpcUrl: nodeProxy.url }),
           testnet: index === 0,
           ...(extra.relayerLowBalanceWei === undefined ? {} : { relayerLowBalanceWei: extra.relayerLowBalanceWei }),
           ...(extra.spend === undefined ? {} : { spend: extra.spend }),
@@ -187,17 +169,8 @@ export const startKernelFixture = async (
   }
 
   const fund = async (address: Address, wei: bigint, tokens = 0n) => {
-    await publicClient.waitForTransactionReceipt({ hash: await funder.sendTransaction({ to: address, value: wei }) })
-    if (tokens > 0n) {
-      await publicClient.waitForTransactionReceipt({
-        hash: await funder.writeContract({
-          address: token,
-          abi: testTokenArtifact.abi,
-          functionName: "mint",
-          args: [address, tokens]
-        })
-      })
-    }
+    if (wei > 0n) await sendEther(local, address, wei)
+    if (tokens > 0n) await testToken.mint(address, tokens)
   }
 
   /**
@@ -213,26 +186,10 @@ export const startKernelFixture = async (
     }
   }
 
-  /** The paymaster's deposit at the EntryPoint: what sponsoring operations spends. */
-  const paymasterDeposit = () =>
-    publicClient.readContract({
-      address: local.deployment.contracts.entryPoint,
-      abi: [parseAbiItem("function balanceOf(address) view returns (uint256)")],
-      functionName: "balanceOf",
-      args: [local.deployment.contracts.verifyingPaymaster]
-    })
-
-  const tokenBalance = (address: Address) =>
-    publicClient.readContract({
-      address: token,
-      abi: testTokenArtifact.abi,
-      functionName: "balanceOf",
-      args: [address]
-    })
-
+  /** Disposes the gateway and stops the proxy; the devnet is the worker's and stays up. */
   const stop = async () => {
     await gateway.dispose()
-    await local.stop()
+    await nodeProxy?.stop()
   }
 
   return {
@@ -246,14 +203,14 @@ export const startKernelFixture = async (
     walletOf,
     automationWalletOf,
     settled,
-    paymasterDeposit,
+    paymasterDeposit: () => paymasterDeposit(local),
     fund,
-    tokenBalance,
+    tokenBalance: testToken.balanceOf,
+    masterSecret,
     automationAccounts,
+    nodeProxy,
     stop
   }
 }
 
-/** A fresh address nobody holds. */
-export const freshAddress = (): Address =>
-  privateKeyToAccount(keccak256(toHex(`${Math.random()}${Date.now()}`)) as Hex).address
+export { freshAddress } from "../devnet/shared"

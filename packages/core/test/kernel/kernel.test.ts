@@ -243,9 +243,9 @@ describe("POST /v1/kernel/tx on the ERC-4337 pipeline (anvil + alto)", { tags: [
   })
 
   it("answers 503 upstream_unavailable, not 500, when the node is down", async () => {
-    const down = await startKernelFixture()
+    const down = await startKernelFixture({ nodeProxy: true })
     const token = await down.accessToken()
-    await down.local.stop()
+    down.nodeProxy?.set({ _tag: "down" })
     const answer = await down.call(
       "POST",
       "/v1/kernel/tx",
@@ -255,7 +255,7 @@ describe("POST /v1/kernel/tx on the ERC-4337 pipeline (anvil + alto)", { tags: [
     expect(answer.status).toBe(503)
     expect(answer.body.code).toBe("upstream_unavailable")
     expect(answer.headers.get("retry-after")).toBe("5")
-    await down.gateway.dispose()
+    await down.stop()
   })
 
   it("reports the relayer's balance, and a low one, on the health endpoint", async () => {

@@ -4,7 +4,7 @@
 // `constructor:x` was answered 200).
 import { type App, ClientStore, embeddedPorts, IdentityProviders, SecureRandom } from "@walletgate/core"
 import { hashClientSecret, registerApp, UnknownIdentityProvider } from "@walletgate/core/auth"
-import { automationIdentity, testUserIdentity, userWalletIdentity } from "@walletgate/core/chain"
+import { testUserIdentity, userWalletIdentity } from "@walletgate/core/chain"
 import { Effect, Layer } from "effect"
 import { type Address, parseEther } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -144,7 +144,7 @@ describe("identity namespaces and key domains, on anvil with two apps", () => {
     expect(new Set([...accounts, payroll]).size).toBe(5)
     expect(accounts[1]).toBe(await f.walletOf(userWalletIdentity("evil-idp", "automation:payroll")))
     expect(accounts[2]).toBe(await f.walletOf(testUserIdentity("wgc_attacker", "evil-idp:automation:payroll")))
-    expect(payroll).toBe(await f.automationWalletOf(automationIdentity("payroll")))
+    expect(payroll).toBe(await f.automationWalletOf("payroll"))
     expect(await balance(payroll)).toBe(parseEther("5"))
   })
 

@@ -9,9 +9,9 @@ import { type Address, getAddress, zeroAddress } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type RedisServer, startRedisServer } from "../../../store-redis/test/redis-server"
-import { freshAddress } from "../chain/fixture"
-import { startRpcProxy } from "../robustness/rpcProxy"
-import { devnetNetwork, MASTER_SECRET, startPayoutDevnet } from "./fixture"
+import { startRpcProxy } from "../devnet/rpcProxy"
+import { freshAddress } from "../devnet/shared"
+import { devnetNetwork, startPayoutDevnet } from "./fixture"
 
 // A gateway process killed (SIGKILL) after it recorded a payout's signed operation and linked it to the
 // Idempotency-Key, before the bundler got it; another process on the same Redis, retried with the same key, sends
@@ -34,7 +34,7 @@ describe("a payout whose gateway process dies between recording and sending", ()
     chain = await startPayoutDevnet()
     redis = await startRedisServer()
     proxy = await startRpcProxy(chain.devnet.bundlerUrl)
-    const owner = privateKeyToAccount(deriveOwnerKey(MASTER_SECRET, automationIdentity("crash"))).address
+    const owner = privateKeyToAccount(deriveOwnerKey(chain.masterSecret, automationIdentity("crash"))).address
     account = automationSafe(owner, { accountKey: "crash" }).address
     const made = Effect.runSync(
       makeApiKey({ mode: "test", networks: ["anvil"], accounts: [account] }).pipe(Effect.provide(SecureRandom.crypto))
@@ -63,7 +63,6 @@ describe("a payout whose gateway process dies between recording and sending", ()
     for (const one of processes) one.kill("SIGKILL")
     await proxy?.stop()
     await redis?.stop()
-    await chain?.devnet.stop()
   })
 
   /** Starts a gateway process on the shared Redis, its bundler behind the proxy; resolves with its base URL. */
@@ -74,7 +73,7 @@ describe("a payout whose gateway process dies between recording and sending", ()
           ...process.env,
           REDIS_URL: redis.url,
           REDIS_PREFIX: PREFIX,
-          PAYOUT_MASTER_SECRET: MASTER_SECRET,
+          PAYOUT_MASTER_SECRET: chain.masterSecret,
           PAYOUT_NETWORKS: JSON.stringify([devnetNetwork(chain.devnet, { bundlerUrl: proxy.url })])
         },
         stdio: ["ignore", "pipe", "pipe"]

@@ -3,7 +3,7 @@ import { makeApiKey } from "@walletgate/core/payout"
 import { Effect, Layer } from "effect"
 import { type Address, getAddress, parseEther, zeroAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { freshAddress } from "../chain/fixture"
+import { freshAddress } from "../devnet/shared"
 import { startPayoutFixture } from "./fixture"
 
 // Exactly once on the ERC-4337 pipeline: a payout's signed operation is recorded and linked to its Idempotency-Key

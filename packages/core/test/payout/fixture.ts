@@ -1,16 +1,18 @@
 import { embeddedPorts, type Gateway, type GatewayPorts, makeGateway } from "@walletgate/core"
 import { automationIdentity, deriveOwnerKey, type NetworkConfig, type SpendLimitsOptions } from "@walletgate/core/chain"
-import { testTokenArtifact } from "@walletgate/core/devnet"
 import { type ApiKeyRecord, type AutomationAccount, automationSafe, type PayoutPlan } from "@walletgate/core/payout"
 import type { Layer, Logger } from "effect"
-import { type Address, createWalletClient, getAddress, type Hash, http, parseAbiItem, zeroAddress } from "viem"
+import type { Address, Hash } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
-import { type Devnet, startDevnet } from "../../src/devnet/devnet"
-import { anvilDevKey } from "../../src/devnet/local"
-import { devAccount } from "../chain/fixture"
-import { startRpcProxy } from "../robustness/rpcProxy"
-
-export const MASTER_SECRET = "payout-tests-master-secret-0123456789abcdef"
+import { startRpcProxy } from "../devnet/rpcProxy"
+import {
+  deployDevnetToken,
+  freshMasterSecret,
+  type SharedDevnet,
+  sendEther,
+  sharedDevnet,
+  userOperationEvents
+} from "../devnet/shared"
 
 /** An automation account the fixture registers, before its address is known. */
 export interface WantedAccount {
@@ -22,92 +24,56 @@ export interface WantedAccount {
 
 /** The config of the devnet as a gateway network (`slug`, test or live), its bundler and paymaster included. */
 export const devnetNetwork = (
-  devnet: Devnet,
+  devnet: SharedDevnet,
   options: {
     readonly slug?: string
     readonly testnet?: boolean
     readonly bundlerUrl?: string
     readonly rpcUrl?: string
   } = {}
-): NetworkConfig => ({
-  slug: options.slug ?? "anvil",
-  chainId: devnet.chain.id,
-  rpcUrl: options.rpcUrl ?? devnet.anvil.rpcUrl,
-  testnet: options.testnet ?? true,
-  // Payouts use none of the relayer's contracts.
-  contracts: {
-    walletAccountImplementation: zeroAddress,
-    walletFactory: zeroAddress,
-    disperse: zeroAddress,
-    sweeper: zeroAddress,
-    multicall: zeroAddress
-  },
-  relayerKey: anvilDevKey(9),
-  pollingIntervalMs: 20,
-  erc4337: {
-    bundlerUrl: options.bundlerUrl ?? devnet.bundlerUrl,
-    // Dev account 4 of anvil's mnemonic signs sponsorships on the devnet.
-    paymaster: { address: devnet.deployment.contracts.verifyingPaymaster, signerKey: anvilDevKey(4) }
+): NetworkConfig => {
+  const { erc4337 } = devnet.network
+  if (erc4337 === undefined) throw new Error("the devnet has no bundler")
+  return {
+    ...devnet.network,
+    slug: options.slug ?? "anvil",
+    testnet: options.testnet ?? true,
+    ...(options.rpcUrl === undefined ? {} : { rpcUrl: options.rpcUrl }),
+    erc4337: { ...erc4337, bundlerUrl: options.bundlerUrl ?? erc4337.bundlerUrl }
   }
-})
+}
 
-/** The Safe address of the automation account `accountKey` (with `coOwner`) under {@link MASTER_SECRET}. */
-export const automationAddress = (accountKey: string, coOwner?: Address): Address =>
-  automationSafe(privateKeyToAccount(deriveOwnerKey(MASTER_SECRET, automationIdentity(accountKey))).address, {
+/** The Safe address of the automation account `accountKey` (with `coOwner`) under `masterSecret`. */
+export const automationAddress = (masterSecret: string, accountKey: string, coOwner?: Address): Address =>
+  automationSafe(privateKeyToAccount(deriveOwnerKey(masterSecret, automationIdentity(accountKey))).address, {
     accountKey,
     ...(coOwner === undefined ? {} : { coOwner })
   }).address
 
-/** A devnet (anvil, alto, the ERC-4337 contracts and a paymaster) with a test token and dev account 0 to fund. */
+/**
+ * The worker's devnet (anvil, alto, the ERC-4337 contracts and a paymaster) with a master secret and a test token of
+ * this file's own, and dev account 0 to fund.
+ */
 export const startPayoutDevnet = async () => {
-  const devnet = await startDevnet()
-  const funder = createWalletClient({
-    chain: devnet.chain,
-    account: devAccount(0),
-    transport: http(devnet.anvil.rpcUrl)
-  })
-  const deployed = await devnet.publicClient.waitForTransactionReceipt({
-    hash: await funder.deployContract({ ...testTokenArtifact, args: ["Test USD", "TUSD", 6] })
-  })
-  if (deployed.contractAddress == null) throw new Error("the test token was not deployed")
-  const token = getAddress(deployed.contractAddress)
-
+  const devnet = await sharedDevnet()
+  const masterSecret = freshMasterSecret()
+  const testToken = await deployDevnetToken(devnet, { name: "Test USD", symbol: "TUSD", decimals: 6 })
   const fund = async (address: Address, wei: bigint, tokens = 0n) => {
-    if (wei > 0n) {
-      await devnet.publicClient.waitForTransactionReceipt({
-        hash: await funder.sendTransaction({ to: address, value: wei })
-      })
-    }
-    if (tokens > 0n) {
-      await devnet.publicClient.waitForTransactionReceipt({
-        hash: await funder.writeContract({
-          address: token,
-          abi: testTokenArtifact.abi,
-          functionName: "mint",
-          args: [address, tokens]
-        })
-      })
-    }
+    if (wei > 0n) await sendEther(devnet, address, wei)
+    if (tokens > 0n) await testToken.mint(address, tokens)
   }
-  const tokenBalance = (address: Address) =>
-    devnet.publicClient.readContract({
-      address: token,
-      abi: testTokenArtifact.abi,
-      functionName: "balanceOf",
-      args: [address]
-    })
   const balance = (address: Address) => devnet.publicClient.getBalance({ address })
   /** The EntryPoint's `UserOperationEvent`s of `sender`: each operation it executed, once. */
-  const executed = (sender: Address) =>
-    devnet.publicClient.getLogs({
-      address: devnet.deployment.contracts.entryPoint,
-      event: parseAbiItem(
-        "event UserOperationEvent(bytes32 indexed userOpHash, address indexed sender, address indexed paymaster, uint256 nonce, bool success, uint256 actualGasCost, uint256 actualGasUsed)"
-      ),
-      args: { sender },
-      fromBlock: 0n
-    })
-  return { devnet, token, fund, tokenBalance, balance, executed }
+  const executed = (sender: Address) => userOperationEvents(devnet, { sender })
+  return {
+    devnet,
+    masterSecret,
+    token: testToken.address,
+    fund,
+    tokenBalance: testToken.balanceOf,
+    balance,
+    executed
+  }
 }
 
 /** A payout devnet and a gateway over it, with the automation accounts and API keys given. */
@@ -126,7 +92,7 @@ export const startPayoutFixture = async (options: {
   const chain = await startPayoutDevnet()
   const proxy = options.bundlerProxy === true ? await startRpcProxy(chain.devnet.bundlerUrl) : undefined
   const automationAccounts: ReadonlyArray<AutomationAccount> = options.accounts.map((wanted) => ({
-    address: automationAddress(wanted.accountKey, wanted.coOwner),
+    address: automationAddress(chain.masterSecret, wanted.accountKey, wanted.coOwner),
     network: wanted.network ?? "anvil",
     accountKey: wanted.accountKey,
     ...(wanted.coOwner === undefined ? {} : { coOwner: wanted.coOwner }),
@@ -143,7 +109,7 @@ export const startPayoutFixture = async (options: {
   const apiKeys = options.apiKeys(automationAccounts)
   const gateway: Gateway = makeGateway({
     ports: (options.ports ?? ((embedded) => embedded))(
-      embeddedPorts({ masterSecret: MASTER_SECRET, networks, apiKeys, automationAccounts })
+      embeddedPorts({ masterSecret: chain.masterSecret, networks, apiKeys, automationAccounts })
     ),
     ...(process.env.PAYOUT_DEBUG === undefined ? { loggers: options.loggers ?? [] } : {})
   })
@@ -177,7 +143,6 @@ export const startPayoutFixture = async (options: {
   const stop = async () => {
     await gateway.dispose()
     await proxy?.stop()
-    await chain.devnet.stop()
   }
   return { ...chain, automationAccounts, networks, gateway, call, final, proxy, stop }
 }

@@ -3,7 +3,7 @@ import { makeApiKey } from "@walletgate/core/payout"
 import { Effect } from "effect"
 import { type Address, parseAbiItem, parseEther, zeroAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { freshAddress } from "../chain/fixture"
+import { freshAddress } from "../devnet/shared"
 import { startPayoutFixture } from "./fixture"
 
 // Finding 3 of issue 20 on the ERC-4337 pipeline: the paymaster sponsors a payout only within the spend policy

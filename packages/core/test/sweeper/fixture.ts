@@ -1,28 +1,18 @@
 import { embeddedPorts, type Gateway, type GatewayPorts, makeGateway, type SweeperOptions } from "@walletgate/core"
-import {
-  anvilMnemonic,
-  deployTestToken,
-  type LocalNetwork,
-  startLocalNetwork,
-  sweeperArtifact,
-  testTokenArtifact
-} from "@walletgate/core/devnet"
+import { deployTestToken, sweeperArtifact, testTokenArtifact } from "@walletgate/core/devnet"
 import { Layer } from "effect"
 import {
   type Account,
   type Address,
-  createWalletClient,
+  getAddress,
   type Hash,
-  http,
   type LocalAccount,
   type TransactionReceipt,
   toHex
 } from "viem"
-import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount } from "viem/accounts"
-import { type RpcCounter, startRpcCounter } from "./rpcCounter"
-
-/** Anvil's funded dev account `index`: 0 deploys, 1 operates the sweeper, 3 is the taker of the tests. */
-export const devAccount = (index: number): LocalAccount => mnemonicToAccount(anvilMnemonic, { addressIndex: index })
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { type RpcProxy, startRpcProxy } from "../devnet/rpcProxy"
+import { devAccount, devnetWallet, sharedDevnet } from "../devnet/shared"
 
 /** A new account with nothing on the chain. */
 export const freshAccount = (): LocalAccount => privateKeyToAccount(generatePrivateKey())
@@ -74,36 +64,41 @@ export const caller = (gateway: Gateway): TestGateway => {
 }
 
 /**
- * A local anvil with walletgate's contracts, a round-trip counter in front of it for the gateways, and
- * helpers that act on the chain directly (not through the counter).
+ * The worker's devnet with a Sweeper of this file's own (operator dev account 1, 2.5 % to dev account 9), a
+ * round-trip counter in front of the node for the gateways, and helpers that act on the chain directly (not through
+ * the counter). The gateways index from the block the Sweeper was deployed in: earlier blocks are other files'.
  */
 export const startSweeperChain = async () => {
-  const local: LocalNetwork = await startLocalNetwork()
-  const counter: RpcCounter = await startRpcCounter(local.anvil.rpcUrl)
-  const { publicClient } = local
-  const walletFor = (account: Account) =>
-    createWalletClient({ account, chain: publicClient.chain, transport: http(local.anvil.rpcUrl) })
+  const devnet = await sharedDevnet()
+  const counter: RpcProxy = await startRpcProxy(devnet.anvil.rpcUrl)
+  const { publicClient } = devnet
+  const walletFor = (account: Account) => devnetWallet(devnet, account)
   const deployer = walletFor(devAccount(0))
   const mined = async (hash: Hash): Promise<TransactionReceipt> => {
     const receipt = await publicClient.waitForTransactionReceipt({ hash })
     if (receipt.status !== "success") throw new Error(`transaction ${hash} reverted`)
     return receipt
   }
-  const anvil = async (method: string, params: ReadonlyArray<unknown>): Promise<unknown> => {
-    const response = await fetch(local.anvil.rpcUrl, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params })
+  const deployed = await mined(
+    await deployer.deployContract({
+      ...sweeperArtifact,
+      args: [devAccount(1).address, devAccount(9).address, 250n]
     })
-    return ((await response.json()) as { result: unknown }).result
-  }
+  )
+  if (deployed.contractAddress == null) throw new Error("the sweeper was not deployed")
+  const contracts = { ...devnet.network.contracts, sweeper: getAddress(deployed.contractAddress) }
+  const fromBlock = deployed.blockNumber
+  const network = { ...devnet.network, contracts }
+  const anvil = devnet.anvilRequest
   const gateways: Array<Gateway> = []
 
   return {
-    local,
+    devnet,
     counter,
     publicClient,
-    contracts: local.contracts,
+    contracts,
+    /** The first block the gateways index. */
+    fromBlock,
     deployToken: (symbol: string, decimals: number) =>
       deployTestToken(deployer, publicClient, { name: `${symbol} token`, symbol, decimals }),
     mint: async (token: Address, to: Address, amount: bigint) =>
@@ -121,14 +116,14 @@ export const startSweeperChain = async () => {
           address: token,
           abi: testTokenArtifact.abi,
           functionName: "approve",
-          args: [local.contracts.sweeper, amount]
+          args: [contracts.sweeper, amount]
         })
       ),
     /** Posts `rate` (wei per 10^18 base units) for `token`, as the sweeper's operator. */
     setRate: async (token: Address, rate: bigint) =>
       mined(
         await walletFor(devAccount(1)).writeContract({
-          address: local.contracts.sweeper,
+          address: contracts.sweeper,
           abi: sweeperArtifact.abi,
           functionName: "setRate",
           args: [token, rate]
@@ -138,7 +133,7 @@ export const startSweeperChain = async () => {
     sweep: async (token: Address, holder: Address, amount: bigint, value: bigint) =>
       mined(
         await walletFor(devAccount(3)).writeContract({
-          address: local.contracts.sweeper,
+          address: contracts.sweeper,
           abi: sweeperArtifact.abi,
           functionName: "sweep",
           args: [token, holder, amount],
@@ -158,8 +153,8 @@ export const startSweeperChain = async () => {
       ports?: Layer.Layer<P>
     ): TestGateway => {
       const base = embeddedPorts({
-        networks: [{ ...local.network, rpcUrl: counter.url }],
-        sweeper: { network: local.network.slug, ...sweeper }
+        networks: [{ ...network, rpcUrl: counter.url }],
+        sweeper: { network: network.slug, fromBlock, ...sweeper }
       })
       const gateway = makeGateway({ ports: ports === undefined ? base : Layer.merge(base, ports), loggers: [] })
       gateways.push(gateway)
@@ -167,8 +162,7 @@ export const startSweeperChain = async () => {
     },
     stop: async () => {
       await Promise.all(gateways.map((gateway) => gateway.dispose()))
-      await counter.close()
-      await local.stop()
+      await counter.stop()
     }
   }
 }

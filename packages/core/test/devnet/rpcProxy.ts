@@ -15,15 +15,54 @@ export type ProxyMode =
   | { readonly _tag: "loseAnswerOf"; readonly method: string }
   | { readonly _tag: "afterWorkOf"; readonly method: string; readonly hook: () => Promise<void> | void }
 
-/** A JSON-RPC proxy on 127.0.0.1 in front of a node, for injecting faults between the gateway and the chain. */
-export const startRpcProxy = async (target: string) => {
+/** The JSON-RPC methods of a request body, in order (a batch counts each of its calls). */
+const methodsOf = (body: string): Array<string> => {
+  try {
+    const parsed: unknown = JSON.parse(body)
+    const calls = Array.isArray(parsed) ? parsed : [parsed]
+    return calls.map((call: unknown) =>
+      typeof call === "object" && call !== null && "method" in call ? String(call.method) : "?"
+    )
+  } catch {
+    return ["?"]
+  }
+}
+
+/** A JSON-RPC proxy on 127.0.0.1 in front of a node or a bundler: the one the tests use to inject faults and count round trips. */
+export interface RpcProxy {
+  /** Point a network's `rpcUrl` (or `bundlerUrl`) here. */
+  readonly url: string
+  /** How the next requests are treated. */
+  readonly set: (mode: ProxyMode) => void
+  /** The next `count` requests are answered HTTP 503 without reaching the target: a transient failure. */
+  readonly failNext: (count: number) => void
+  /** HTTP requests received since the last reset: the RPC round trips. */
+  readonly requests: () => number
+  /** The JSON-RPC methods of those requests, in order. */
+  readonly methods: () => ReadonlyArray<string>
+  readonly reset: () => void
+  readonly stop: () => Promise<void>
+}
+
+/** Starts a proxy in front of `target` on a free port of 127.0.0.1, passing everything until told otherwise. */
+export const startRpcProxy = async (target: string): Promise<RpcProxy> => {
   let mode: ProxyMode = { _tag: "pass" }
+  let requests = 0
+  let methods: Array<string> = []
+  let failing = 0
   const server = createServer((req, res) => {
     const chunks: Array<Buffer> = []
     req.on("data", (chunk: Buffer) => chunks.push(chunk))
     req.on("end", () => {
       const body = Buffer.concat(chunks)
       const current = mode
+      requests += 1
+      methods.push(...methodsOf(body.toString()))
+      if (failing > 0) {
+        failing -= 1
+        res.writeHead(503, { "content-type": "text/plain" }).end("node busy")
+        return
+      }
       if (current._tag === "down") {
         res.socket?.destroy()
         return
@@ -68,11 +107,21 @@ export const startRpcProxy = async (target: string) => {
       else forward()
     })
   })
+  server.keepAliveTimeout = 1_000
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    set: (next: ProxyMode) => {
+    set: (next) => {
       mode = next
+    },
+    failNext: (count) => {
+      failing = count
+    },
+    requests: () => requests,
+    methods: () => methods,
+    reset: () => {
+      requests = 0
+      methods = []
     },
     stop: () =>
       new Promise<void>((resolve) => {
