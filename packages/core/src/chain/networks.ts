@@ -168,14 +168,21 @@ export const networkTransport = (
   )
 }
 
-const toNetwork = (config: NetworkConfig, spend: SpendLimits): Network => {
-  const chain = defineChain({
+/** viem's description of a configured network's chain (its RPC URLs; Multicall3 at `multicall` when given). */
+export const networkChain = (
+  config: Pick<NetworkConfig, "slug" | "chainId" | "rpcUrl" | "fallbackRpcUrls">,
+  multicall?: Address
+): Chain =>
+  defineChain({
     id: config.chainId,
     name: config.slug,
     nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
     rpcUrls: { default: { http: [config.rpcUrl, ...(config.fallbackRpcUrls ?? [])] } },
-    contracts: { multicall3: { address: config.contracts.multicall } }
+    ...(multicall === undefined ? {} : { contracts: { multicall3: { address: multicall } } })
   })
+
+const toNetwork = (config: NetworkConfig, spend: SpendLimits): Network => {
+  const chain = networkChain(config, config.contracts.multicall)
   const transport = networkTransport(config)
   return {
     slug: config.slug,

@@ -1,10 +1,15 @@
 #!/usr/bin/env node
 // `walletgate keys create|list|revoke`: API keys of the automation interface, for operators.
 // `walletgate providers check <file>`: the identity providers a deployment would register, checked before it starts.
+// `walletgate contracts deploy --network <name>` and `walletgate doctor --network <name>`: a network of the networks
+// file, made ready and checked.
 import { readFileSync } from "node:fs"
 import { parseArgs } from "node:util"
 import * as Effect from "effect/Effect"
 import { IdentityProviders } from "../auth/IdentityProviders"
+import { findNetwork } from "../chain/networks"
+import { deployerKeyFromEnv, networkSettingsFromEnv } from "../config/env"
+import { type NetworkSettings, parseAmount } from "../config/networksFile"
 import {
   type ApiKeyMode,
   type ApiKeyStore,
@@ -14,6 +19,8 @@ import {
   revokeApiKey
 } from "../payout/ApiKeys"
 import { SecureRandom } from "../random/SecureRandom"
+import { deployNetworkContracts, deployTable } from "./contracts"
+import { doctorTable, runDoctor } from "./doctor"
 
 const USAGE = `usage:
   walletgate keys create --network <slug> [--network …] --account <address> [--account …] [--mode live|test]
@@ -21,8 +28,11 @@ const USAGE = `usage:
   walletgate keys revoke <key id>     (an id that begins with "-": walletgate keys revoke -- <key id>)
   walletgate providers check <file>   (a JSON array of { name, issuer, audience, jwksUrl, algorithms, subjectClaim? },
                                        as WALLETGATE_IDENTITY_PROVIDERS holds it)
+  walletgate contracts deploy --network <name> [--new-paymaster] [--deposit <amount>] [--stake <amount>]
+  walletgate doctor --network <name> [--json]
 options:
-  --file <path>   the key file (default: $WALLETGATE_KEYS_FILE or ./walletgate-keys.json)`
+  --file <path>   the key file (default: $WALLETGATE_KEYS_FILE or ./walletgate-keys.json)
+networks come from $WALLETGATE_NETWORKS_FILE (or $WALLETGATE_NETWORKS); <name> is a slug, chain id or EIP-3770 name`
 
 /** What `--help` prints, for the CLI itself and for each group and command (`walletgate keys create --help`). */
 const HELP: Readonly<Record<string, string>> = {
@@ -63,6 +73,35 @@ options:
 
 usage:
   walletgate providers check <file>`,
+  contracts: `walletgate contracts: the contracts a network needs, deployed where missing.
+
+usage:
+  walletgate contracts deploy --network <name> [--new-paymaster] [--deposit <amount>] [--stake <amount>]`,
+  "contracts deploy": `walletgate contracts deploy: deploys whatever is missing on a network of the networks file, from
+$WALLETGATE_DEPLOYER_KEY's account: EntryPoint v0.7, the Safe singleton factory (its presigned deployment), Safe
+1.4.1 (singleton, L2 singleton, proxy factory, MultiSend, MultiSendCallOnly, fallback handler), Safe4337Module and
+SafeModuleSetup at their canonical addresses, then the operator's VerifyingPaymaster and its deposit. A second run
+deploys nothing and says so. The node must report the configured chain id.
+
+usage:
+  walletgate contracts deploy --network <name> [--new-paymaster] [--deposit <amount>] [--stake <amount>]
+options:
+  --network <name>       a network of $WALLETGATE_NETWORKS_FILE: its slug, chain id or EIP-3770 name
+  --new-paymaster        deploy a paymaster when the file names no address (then set the printed address in the file)
+  --deposit <amount>     the paymaster's deposit at the EntryPoint to reach, e.g. "0.5 ether" (default: the file's
+                         paymaster.minDeposit, else none)
+  --stake <amount>       stake to add when the paymaster has none, e.g. "0.1 ether" (bundlers on public networks
+                         want staked paymasters; default none)
+  --unstake-delay <s>    the stake's unstake delay in seconds (default 86400)`,
+  doctor: `walletgate doctor: checks a network of the networks file as the gateway will use it: the node's chain id,
+the code hash at each contract's address, the paymaster (code, EntryPoint, signer, deposit), the bundler
+(eth_supportedEntryPoints), the fee caps and the spend budgets; prints a table and exits 1 if a check fails.
+
+usage:
+  walletgate doctor --network <name> [--json]
+options:
+  --network <name>   a network of $WALLETGATE_NETWORKS_FILE: its slug, chain id or EIP-3770 name
+  --json             the checks as JSON ({ network, ok, checks: [{ check, status, detail }] })`,
   "providers check": `walletgate providers check: builds the identity providers a file describes, as a gateway would at start,
 and lists them; exits 1 naming the first invalid entry.
 
@@ -85,6 +124,11 @@ const { values, positionals } = (() => {
         account: { type: "string", multiple: true },
         mode: { type: "string" },
         file: { type: "string" },
+        deposit: { type: "string" },
+        stake: { type: "string" },
+        "unstake-delay": { type: "string" },
+        "new-paymaster": { type: "boolean" },
+        json: { type: "boolean" },
         help: { type: "boolean", short: "h" }
       }
     })
@@ -104,7 +148,7 @@ if (values.help === true || group === "help" || group === undefined) {
   // Nothing else runs: '--help' never creates, lists or revokes.
   process.exit(group === undefined && values.help !== true ? 1 : 0)
 }
-if (group !== "keys" && group !== "providers") fail("unknown command")
+if (group !== "keys" && group !== "providers" && group !== "contracts" && group !== "doctor") fail("unknown command")
 
 const run = <A, E>(effect: Effect.Effect<A, E, ApiKeyStore | SecureRandom>) =>
   Effect.runPromise(effect.pipe(Effect.provide(apiKeyFileStore(file)), Effect.provide(SecureRandom.crypto)))
@@ -124,7 +168,66 @@ const checkProviders = (path: string): void => {
   }
 }
 
+/** The network `--network` names, from the networks file; exits 1 when there is none such. */
+const selectedNetwork = async (paymasterAddressRequired: boolean): Promise<NetworkSettings> => {
+  const names = values.network ?? []
+  if (names.length !== 1) return fail("--network <name> is required, once")
+  const [name = ""] = names
+  const networks = await Effect.runPromise(networkSettingsFromEnv({ paymasterAddressRequired }))
+  if (networks.length === 0) return fail("no networks: set WALLETGATE_NETWORKS_FILE (see docs/configuration.md)")
+  return (
+    findNetwork(networks, name) ??
+    fail(`no network ${name} in the networks file (it has ${networks.map((network) => network.slug).join(", ")})`)
+  )
+}
+
+/** An amount option (`--deposit "0.5 ether"`) in wei, or undefined when not given; exits 1 when malformed. */
+const amountOption = (option: "deposit" | "stake"): bigint | undefined => {
+  const text = values[option]
+  if (text === undefined) return undefined
+  try {
+    return parseAmount(text)
+  } catch {
+    return fail(`--${option} is an amount with its unit, e.g. "0.5 ether" or "30 gwei"`)
+  }
+}
+
+const deploy = async (): Promise<void> => {
+  const settings = await selectedNetwork(false)
+  const delay = values["unstake-delay"]
+  if (delay !== undefined && !/^[1-9][0-9]{0,9}$/.test(delay)) fail("--unstake-delay is a whole number of seconds")
+  const deployerKey = await Effect.runPromise(deployerKeyFromEnv)
+  const report = await deployNetworkContracts(settings, {
+    deployerKey,
+    newPaymaster: values["new-paymaster"] === true,
+    depositWei: amountOption("deposit"),
+    stakeWei: amountOption("stake"),
+    unstakeDelaySeconds: delay === undefined ? undefined : Number(delay)
+  })
+  process.stdout.write(`${deployTable(settings.slug, report)}\n`)
+}
+
+const doctor = async (): Promise<void> => {
+  const settings = await selectedNetwork(false)
+  const checks = await runDoctor(settings)
+  const ok = checks.every((check) => check.status !== "fail")
+  process.stdout.write(
+    values.json === true
+      ? `${JSON.stringify({ network: settings.slug, chainId: settings.chainId, ok, checks }, null, 2)}\n`
+      : `${doctorTable(settings.slug, checks)}\n`
+  )
+  if (!ok) process.exit(1)
+}
+
 const main = async (): Promise<void> => {
+  if (group === "contracts") {
+    if (command !== "deploy") fail("unknown command")
+    return deploy()
+  }
+  if (group === "doctor") {
+    if (command !== undefined) fail("unknown command")
+    return doctor()
+  }
   if (group === "providers") {
     if (command !== "check") fail("unknown command")
     checkProviders(rest[0] ?? fail("the file is required"))

@@ -11,10 +11,15 @@ import {
 import { mnemonicToAccount } from "viem/accounts"
 import { canonicalSafe4337 } from "../chain/contractPackages"
 import type { ChainContracts } from "../chain/contracts"
+import {
+  type ChainReader,
+  deployErc4337Contracts,
+  type Erc4337Deployment,
+  type OperatorClient
+} from "../chain/deployment"
 import type { NetworkConfig } from "../chain/networks"
 import { type AltoInstance, startAlto } from "./alto"
 import { type AnvilInstance, anvilMnemonic, startAnvil } from "./anvil"
-import { type ChainReader, deployErc4337Contracts, type Erc4337Deployment, type OperatorClient } from "./deploy"
 import { anvilDevKey, deployLocalContracts } from "./local"
 
 /** Options of {@link startDevnet}. */

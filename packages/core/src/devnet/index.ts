@@ -18,8 +18,13 @@ export {
   signBatch,
   type TestTokenParameters
 } from "../chain/contracts"
+export {
+  checkErc4337Code,
+  deployErc4337Contracts,
+  type Erc4337Contracts,
+  type Erc4337Deployment
+} from "../chain/deployment"
 export { type AltoInstance, type AltoOptions, startAlto } from "./alto"
 export { type AnvilInstance, type AnvilOptions, anvilMnemonic, freePort, startAnvil } from "./anvil"
-export { checkErc4337Code, deployErc4337Contracts, type Erc4337Contracts, type Erc4337Deployment } from "./deploy"
 export { type Devnet, type DevnetOptions, startDevnet } from "./devnet"
 export { anvilDevKey, deployLocalContracts, type LocalNetwork, startLocalNetwork } from "./local"

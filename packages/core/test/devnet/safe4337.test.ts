@@ -38,7 +38,7 @@ import {
 } from "../../src/chain/safeOperation"
 import { verifyingPaymasterHash } from "../../src/chain/verifyingPaymaster"
 import { startAlto } from "../../src/devnet/alto"
-import { checkErc4337Code, deployErc4337Contracts } from "../../src/devnet/deploy"
+import { checkErc4337Code, deployErc4337Contracts } from "../../src/chain/deployment"
 import { startRpcProxy } from "./rpcProxy"
 import {
   type DevnetToken,

@@ -25,8 +25,8 @@ import {
   type PackagedContract,
   singletonFactoryAddress,
   singletonFactoryDeployment
-} from "../chain/contractPackages"
-import { verifyingPaymasterAbi } from "../chain/verifyingPaymaster"
+} from "./contractPackages"
+import { verifyingPaymasterAbi } from "./verifyingPaymaster"
 
 /** A client that reads the chain the contracts go to. */
 export type ChainReader = PublicClient<Transport, Chain>
@@ -73,6 +73,14 @@ export interface DeploymentStep {
   readonly action: "present" | "deployed" | "funded" | "staked"
   readonly transaction?: Hash
   readonly gasUsed?: bigint
+  /** What was sent with it (a deposit, a stake), in wei. */
+  readonly value?: bigint
+}
+
+/** The canonical contracts (all but the operator's paymaster) and what was done to reach them. */
+export interface CanonicalDeployment {
+  readonly contracts: Omit<Erc4337Contracts, "verifyingPaymaster">
+  readonly steps: ReadonlyArray<DeploymentStep>
 }
 
 /** The contracts and what was done to reach them. */
@@ -159,17 +167,37 @@ const sendAndWait = async (
 
 /**
  * Deploys whatever is missing of the ERC-4337 contracts at their canonical addresses, from the operator's account,
- * then the operator's VerifyingPaymaster (plain CREATE: the paymaster is `Ownable(msg.sender)`) with its deposit and
- * stake. Idempotent: what is already there is checked and skipped, so a second run sends nothing. Works on any
- * network: the Safe singleton factory comes from its presigned deployment for the chain (the package has one for
- * 500+ chains), the rest through CREATE2 deployers that exist on most chains; every address is checked against the
- * registries before anything is sent.
+ * then the operator's VerifyingPaymaster with its deposit and stake ({@link deployVerifyingPaymaster}). Idempotent:
+ * what is already there is checked and skipped, so a second run sends nothing.
  */
 export const deployErc4337Contracts = async (
   wallet: OperatorClient,
   reader: ChainReader,
   paymaster: PaymasterSettings
 ): Promise<Erc4337Deployment> => {
+  const canonical = await deployCanonicalContracts(wallet, reader)
+  const steps = [...canonical.steps]
+  const verifyingPaymaster = await deployVerifyingPaymaster(
+    wallet,
+    reader,
+    canonical.contracts.entryPoint,
+    paymaster,
+    steps
+  )
+  return { contracts: { ...canonical.contracts, verifyingPaymaster }, steps }
+}
+
+/**
+ * Deploys whatever is missing of the canonical contracts (EntryPoint v0.7, the Safe singleton factory, Safe 1.4.1,
+ * the Safe 4337 modules) from the operator's account. Works on any network: the Safe singleton factory comes from
+ * its presigned deployment for the chain (the package has one for 500+ chains), the rest through CREATE2 deployers
+ * that exist on most chains; every address is checked against the registries before anything is sent, and what is
+ * already there is skipped.
+ */
+export const deployCanonicalContracts = async (
+  wallet: OperatorClient,
+  reader: ChainReader
+): Promise<CanonicalDeployment> => {
   const canonical = canonicalSafe4337()
   const chainId = await reader.getChainId()
   const steps: Array<DeploymentStep> = []
@@ -235,13 +263,6 @@ export const deployErc4337Contracts = async (
     })
   }
 
-  const verifyingPaymaster = await deployVerifyingPaymaster(
-    wallet,
-    reader,
-    canonical.entryPoint.address,
-    paymaster,
-    steps
-  )
   return {
     contracts: {
       entryPoint: canonical.entryPoint.address,
@@ -252,15 +273,18 @@ export const deployErc4337Contracts = async (
       multiSendCallOnly: canonical.multiSendCallOnly.address,
       compatibilityFallbackHandler: canonical.compatibilityFallbackHandler.address,
       safe4337Module: canonical.safe4337Module.address,
-      safeModuleSetup: canonical.safeModuleSetup.address,
-      verifyingPaymaster
+      safeModuleSetup: canonical.safeModuleSetup.address
     },
     steps
   }
 }
 
-/** Deploys (or checks) the operator's paymaster, then tops up its deposit and adds its stake where missing. */
-const deployVerifyingPaymaster = async (
+/**
+ * Deploys the operator's VerifyingPaymaster (plain CREATE: it is `Ownable(msg.sender)`), or checks the one at
+ * `settings.address` (its owner and signer must be the operator's), then tops up its deposit and adds its stake where
+ * missing; each step is appended to `steps`.
+ */
+export const deployVerifyingPaymaster = async (
   wallet: OperatorClient,
   reader: ChainReader,
   entryPoint: Address,
@@ -320,7 +344,8 @@ const deployVerifyingPaymaster = async (
       contract: "VerifyingPaymaster",
       address: paymaster,
       action: "funded",
-      transaction: receipt.transactionHash
+      transaction: receipt.transactionHash,
+      value: settings.depositWei - info.deposit
     })
   }
   if (!info.staked && settings.stakeWei > 0n) {
@@ -337,7 +362,8 @@ const deployVerifyingPaymaster = async (
       contract: "VerifyingPaymaster",
       address: paymaster,
       action: "staked",
-      transaction: receipt.transactionHash
+      transaction: receipt.transactionHash,
+      value: settings.stakeWei
     })
   }
   return paymaster
@@ -427,4 +453,32 @@ export const checkErc4337Code = async (reader: ChainReader): Promise<ReadonlyArr
     ok: entryPointHash !== keccak256("0x")
   }
   return [entryPoint, ...checks, ...moduleChecks]
+}
+
+/**
+ * Checks the operator's paymaster at `address` (doctor's table): its code is the package's VerifyingPaymaster built
+ * for this EntryPoint and `signer` (its runtime code, with both immutable, from the package's init code run in an
+ * `eth_call`), and it signs with `signer`. Undefined when it is sound, else what is wrong.
+ */
+export const checkVerifyingPaymaster = async (
+  reader: ChainReader,
+  address: Address,
+  expected: { readonly entryPoint: Address; readonly signer: Address }
+): Promise<string | undefined> => {
+  const code = (await reader.getCode({ address })) ?? "0x"
+  if (code === "0x") return `no code at ${address}`
+  const runtime = await simulatedRuntimeCode(
+    reader,
+    concat([
+      creationCode("VerifyingPaymaster"),
+      encodeAbiParameters([{ type: "address" }, { type: "address" }], [expected.entryPoint, expected.signer])
+    ])
+  )
+  if (keccak256(code) !== keccak256(runtime)) {
+    return `the code at ${address} is not a VerifyingPaymaster of EntryPoint ${expected.entryPoint} signed by ${expected.signer}`
+  }
+  const signer = await reader.readContract({ address, abi: verifyingPaymasterAbi, functionName: "verifyingSigner" })
+  return getAddress(signer) === getAddress(expected.signer)
+    ? undefined
+    : `${address} is signed for by ${signer}, not ${expected.signer}`
 }
