@@ -20,6 +20,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { beforeAll, describe, expect, it } from "vitest"
 import { testTokenArtifact } from "../../src/chain/artifacts"
 import { Bundler, type BundlerError, makeJsonRpcBundler, type UserOperation07 } from "../../src/chain/Bundler"
+import { checkErc4337Code, deployErc4337Contracts } from "../../src/chain/deployment"
 import {
   type SafeAccount,
   type SafeCall,
@@ -38,7 +39,6 @@ import {
 } from "../../src/chain/safeOperation"
 import { verifyingPaymasterHash } from "../../src/chain/verifyingPaymaster"
 import { startAlto } from "../../src/devnet/alto"
-import { checkErc4337Code, deployErc4337Contracts } from "../../src/chain/deployment"
 import { startRpcProxy } from "./rpcProxy"
 import {
   type DevnetToken,

@@ -21,9 +21,9 @@ import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount } from "viem
 import { inject } from "vitest"
 import { testTokenArtifact } from "../../src/chain/artifacts"
 import { type DeployerClient, deployTestToken } from "../../src/chain/contracts"
+import type { ChainReader, Erc4337Contracts } from "../../src/chain/deployment"
 import type { NetworkConfig } from "../../src/chain/networks"
 import { anvilMnemonic } from "../../src/devnet/anvil"
-import type { ChainReader, Erc4337Contracts } from "../../src/devnet/deploy"
 
 /** What the broker tells a test file about its worker's devnet (JSON). */
 export interface DevnetDescription {
