@@ -381,9 +381,9 @@ export interface CodeCheck {
   readonly ok: boolean
 }
 
-const simulatedRuntimeCode = async (reader: ChainReader, initCode: Hex): Promise<Hex> => {
+const simulatedRuntimeCode = async (reader: ChainReader, initCode: Hex, from?: Address): Promise<Hex> => {
   // A call without `to` runs the init code and returns the runtime code it would deploy.
-  const { data } = await reader.call({ data: initCode })
+  const { data } = await reader.call({ data: initCode, ...(from === undefined ? {} : { account: from }) })
   return data ?? "0x"
 }
 
@@ -472,7 +472,9 @@ export const checkVerifyingPaymaster = async (
     concat([
       creationCode("VerifyingPaymaster"),
       encodeAbiParameters([{ type: "address" }, { type: "address" }], [expected.entryPoint, expected.signer])
-    ])
+    ]),
+    // Any sender but address 0 (`Ownable` refuses it); the owner is kept in storage, not in the code.
+    address
   )
   if (keccak256(code) !== keccak256(runtime)) {
     return `the code at ${address} is not a VerifyingPaymaster of EntryPoint ${expected.entryPoint} signed by ${expected.signer}`

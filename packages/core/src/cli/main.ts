@@ -275,4 +275,8 @@ const main = async (): Promise<void> => {
   }
 }
 
-main().catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)))
+main().catch((error: unknown) => {
+  // A failure while running (a node that refuses, a configuration error): its message, without the usage.
+  process.stderr.write(`walletgate: ${error instanceof Error ? error.message : String(error)}\n`)
+  process.exit(1)
+})
