@@ -8,7 +8,7 @@ import { makeGatewayFromRoutes } from "./http/gateway"
 import type { GatewayModule, PortsOf } from "./http/module"
 import { type DocumentedRoute, openApiDocument } from "./http/openapi"
 import { makeProblemTable } from "./http/problemTable"
-import { documented, type Route, routeWithoutBody } from "./http/route"
+import { documented, type Reply, type Route, routeWithoutBody, SerialisedJson } from "./http/route"
 
 /** Options of {@link composeGateway}. */
 export interface ComposeOptions<M extends ReadonlyArray<GatewayModule<unknown, never>>, E> {
@@ -102,10 +102,12 @@ const OPENAPI_PATH = "/openapi.json"
  * `GET /openapi.json`: the OpenAPI 3.1 document of the gateway's routes, itself included, made once when first asked.
  */
 const openApiRoute = (served: ReadonlyArray<DocumentedRoute>): Route<unknown> => {
-  let body: unknown
-  const route = documented(
-    routeWithoutBody("GET", OPENAPI_PATH, () => {
-      body ??= openApiDocument({ title: "walletgate", version: "1" }, [...served, { route, problems: [] }])
+  let body: SerialisedJson | undefined
+  const route: Route<unknown> = documented(
+    routeWithoutBody("GET", OPENAPI_PATH, (): Effect.Effect<Reply> => {
+      body ??= new SerialisedJson(
+        openApiDocument({ title: "walletgate", version: "1" }, [...served, { route, problems: [] }])
+      )
       return Effect.succeed({ status: 200, body, headers: { "cache-control": "public, max-age=300" } })
     }),
     {

@@ -23,7 +23,22 @@ export interface RouteContext {
   readonly clientIp: string | undefined
 }
 
-/** What a route handler answers: a status and a JSON-serialisable body (`undefined`: no body, no content-type). */
+/**
+ * A JSON body serialised once, for an answer that never changes (the OpenAPI document): the gateway sends its text
+ * as it is instead of serialising the value on every request.
+ */
+export class SerialisedJson {
+  /** The JSON text of `value`. */
+  readonly text: string
+  constructor(value: unknown) {
+    this.text = JSON.stringify(value)
+  }
+}
+
+/**
+ * What a route handler answers: a status and a JSON-serialisable body, or one already serialised
+ * ({@link SerialisedJson}); `undefined`: no body, no content-type.
+ */
 export interface Reply {
   readonly status: number
   readonly body: unknown
