@@ -63,6 +63,11 @@ export class Bundler extends Context.Service<
       chainId: number,
       hash: Hash
     ) => Effect.Effect<UserOperationReceipt | undefined, BundlerError>
+    /**
+     * `eth_getUserOperationByHash`: whether the bundler holds the operation and has not included it (in its
+     * mempool, or in a bundle not yet mined); false when it does not know it or reports it included.
+     */
+    readonly isPending: (chainId: number, hash: Hash) => Effect.Effect<boolean, BundlerError>
     /** `eth_supportedEntryPoints`. */
     readonly supportedEntryPoints: (chainId: number) => Effect.Effect<ReadonlyArray<Address>, BundlerError>
     /**
@@ -129,6 +134,11 @@ export const makeJsonRpcBundler = (endpoints: ReadonlyArray<BundlerEndpoint>): B
       call(chainId, "eth_getUserOperationReceipt", async (client) => {
         const receipt = await client.request({ method: "eth_getUserOperationReceipt", params: [hash] })
         return receipt === null ? undefined : formatUserOperationReceipt(receipt)
+      }),
+    isPending: (chainId, hash) =>
+      call(chainId, "eth_getUserOperationByHash", async (client) => {
+        const found = await client.request({ method: "eth_getUserOperationByHash", params: [hash] })
+        return found !== null && found.transactionHash === null
       }),
     supportedEntryPoints: (chainId) =>
       call(chainId, "eth_supportedEntryPoints", async (client) =>

@@ -437,14 +437,20 @@ export class UserOperations extends Context.Service<
                 txHash: included.transactionHash
               })
             }
-            // Not on the canonical chain: never included yet, dropped by the bundler, or reorged out.
-            const final = head - confirmations + 1n
-            if (final >= 0n && (yield* nonceTaken(record, network, final))) {
+            // Not on the canonical chain: never included yet, dropped by the bundler, or reorged out. The nonce is
+            // read one block behind the last final one: a node may answer for its newest block's state before its
+            // logs (anvil on interval mining did), which made an operation of that block look dropped by itself.
+            const settledBlock = head - confirmations
+            if (settledBlock >= 0n && (yield* nonceTaken(record, network, settledBlock))) {
               return yield* settle(record, { status: "dropped" })
             }
-            // Pending again: the same signed operation is sent again as it was (same hash); the EntryPoint can run it
-            // only once, so a re-send the bundler already has is refused harmlessly.
-            yield* resend(record, network)
+            // Pending: while the bundler holds it, it is the bundler's to include (resubmitting a dropped bundle, bumping
+            // fees). Otherwise (the bundler lost it, or reports it included in a block the node no longer has: a
+            // reorg) the same signed operation is sent again as it was (same hash); the EntryPoint runs it only once.
+            const pending = yield* bundler
+              .isPending(network.chainId, hash)
+              .pipe(Effect.catch(() => Effect.succeed(false)))
+            if (!pending) yield* resend(record, network)
             return { record, status: "submitted" as const }
           })
 

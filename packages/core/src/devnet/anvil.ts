@@ -10,6 +10,8 @@ export const anvilMnemonic = "test test test test test test test test test test 
 export interface AnvilOptions {
   /** Chain id the node reports; 31337 (anvil's own default) when absent. */
   readonly chainId?: number
+  /** Mine a block every this many seconds instead of on each transaction (anvil's automine) when given. */
+  readonly blockTimeSeconds?: number
   /** How long to wait, in all, for the node to answer before giving up, in milliseconds; 10 000 when absent. */
   readonly startupTimeoutMs?: number
 }
@@ -101,10 +103,18 @@ type Attempt =
   | { readonly ok: false; readonly error: string; readonly retry: boolean }
 
 /** Spawns anvil once on a fresh free port; a failure that another port may cure is marked `retry`. */
-const attemptStart = async (binary: string, chainId: number, deadline: number): Promise<Attempt> => {
+const attemptStart = async (
+  binary: string,
+  chainId: number,
+  blockTimeSeconds: number | undefined,
+  deadline: number
+): Promise<Attempt> => {
   const port = await freePort()
   const rpcUrl = `http://127.0.0.1:${port}`
-  const args = ["--host", "127.0.0.1", "--port", String(port), "--chain-id", String(chainId), "--quiet"]
+  const args = [
+    ...["--host", "127.0.0.1", "--port", String(port), "--chain-id", String(chainId), "--quiet"],
+    ...(blockTimeSeconds === undefined ? [] : ["--block-time", String(blockTimeSeconds)])
+  ]
   const child = spawn(binary, [...args, "--mnemonic", anvilMnemonic], { stdio: ["ignore", "ignore", "pipe"] })
 
   let stderr = ""
@@ -160,7 +170,7 @@ export const startAnvil = async (options: AnvilOptions = {}): Promise<AnvilInsta
   const binary = anvilBinary()
   const failures: Array<string> = []
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
-    const result = await attemptStart(binary, chainId, deadline)
+    const result = await attemptStart(binary, chainId, options.blockTimeSeconds, deadline)
     if (result.ok) return result.instance
     failures.push(result.error)
     if (!result.retry || Date.now() >= deadline) break

@@ -26,6 +26,8 @@ import { anvilDevKey, deployLocalContracts } from "./local"
 export interface DevnetOptions {
   /** The chain id of the node; 31337 when absent (it needs a presigned Safe singleton factory deployment). */
   readonly chainId?: number
+  /** Mine a block every this many seconds (a real network's rhythm); on each transaction when absent. */
+  readonly blockTimeSeconds?: number
   /** The network's slug in {@link Devnet.network}; `anvil` when absent. */
   readonly slug?: string
 }
@@ -68,7 +70,10 @@ const utilityIndex = 8
  * was started.
  */
 export const startDevnet = async (options: DevnetOptions = {}): Promise<Devnet> => {
-  const anvil = await startAnvil(options.chainId === undefined ? {} : { chainId: options.chainId })
+  const anvil = await startAnvil({
+    ...(options.chainId === undefined ? {} : { chainId: options.chainId }),
+    ...(options.blockTimeSeconds === undefined ? {} : { blockTimeSeconds: options.blockTimeSeconds })
+  })
   try {
     const chain = defineChain({
       id: anvil.chainId,
@@ -92,8 +97,8 @@ export const startDevnet = async (options: DevnetOptions = {}): Promise<Devnet> 
       entryPoints: [canonicalSafe4337().entryPoint.address],
       executorKeys: executorIndexes.map(anvilDevKey),
       utilityKey: anvilDevKey(utilityIndex),
-      // anvil mines on each transaction: poll often.
-      blockTimeMs: 100
+      // On automine anvil mines on each transaction: poll often.
+      blockTimeMs: options.blockTimeSeconds === undefined ? 100 : options.blockTimeSeconds * 1000
     })
     const deploying = (async () => {
       const deployment = await deployErc4337Contracts(wallet, publicClient, {

@@ -13,7 +13,9 @@ type Answer = Awaited<ReturnType<Fixture["call"]>>
 const userOperationEvent = parseAbiItem(
   "event UserOperationEvent(bytes32 indexed userOpHash, address indexed sender, address indexed paymaster, uint256 nonce, bool success, uint256 actualGasCost, uint256 actualGasUsed)"
 )
-const CONFIRMATIONS = 3
+// Deeper than the blocks the operations of one test can make on automine (one per bundle: at most one per
+// operation), so that none is final before the reorg however alto splits them into bundles.
+const CONFIRMATIONS = 8
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 describe("operations through reorgs, dropped bundles and fee spikes (anvil + alto)", { tags: ["devnet"] }, () => {
