@@ -154,16 +154,17 @@ export const findNetwork = <N extends { readonly slug: string; readonly chainId:
 
 /**
  * The transport of a network's node: `rpcUrl` alone (3 tries), or with `fallbackRpcUrls` viem's `fallback`: each
- * endpoint tried once in order, the next when one fails or times out, the whole round 3 times.
+ * endpoint tried once in order, the next when one fails or times out, the whole round 3 times. Calls made together
+ * (the reads that prepare an operation run at once) go in one JSON-RPC batch: one round trip.
  */
 export const networkTransport = (
   config: Pick<NetworkConfig, "rpcUrl" | "fallbackRpcUrls" | "rpcTimeoutMs">
 ): Transport => {
   const timeout = config.rpcTimeoutMs ?? 10_000
   const fallbacks = config.fallbackRpcUrls ?? []
-  if (fallbacks.length === 0) return http(config.rpcUrl, { timeout, retryCount: 2 })
+  if (fallbacks.length === 0) return http(config.rpcUrl, { timeout, retryCount: 2, batch: true })
   return fallback(
-    [config.rpcUrl, ...fallbacks].map((url) => http(url, { timeout, retryCount: 0 })),
+    [config.rpcUrl, ...fallbacks].map((url) => http(url, { timeout, retryCount: 0, batch: true })),
     { retryCount: 2 }
   )
 }
