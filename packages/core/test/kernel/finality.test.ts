@@ -23,7 +23,8 @@ describe("operations through reorgs, dropped bundles and fee spikes (anvil + alt
   let bearer: Record<string, string>
   let users = 0
   beforeAll(async () => {
-    f = await startKernelFixture({ confirmations: CONFIRMATIONS })
+    // Its own devnet: the reorgs rewind the chain, which the worker's other files must never see.
+    f = await startKernelFixture({ confirmations: CONFIRMATIONS, ownDevnet: true })
     bearer = { authorization: `Bearer ${await f.accessToken()}` }
   })
   afterAll(async () => {

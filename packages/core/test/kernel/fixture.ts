@@ -23,6 +23,7 @@ import type { Logger } from "effect"
 import { Layer } from "effect"
 import type { Address } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
+import { startDevnet } from "../../src/devnet/devnet"
 import { startRpcProxy } from "../devnet/rpcProxy"
 import {
   deployDevnetToken,
@@ -72,9 +73,22 @@ export const startKernelFixture = async (
     readonly confirmations?: number
     /** Puts an RPC proxy (`nodeProxy`) between the gateway and the node, to play a node that fails. */
     readonly nodeProxy?: boolean
+    /**
+     * A devnet of the fixture's own, stopped with it, instead of the worker's: for a file that rewinds the chain
+     * (`anvil_reorg`), which the other files of the worker must never see.
+     */
+    readonly ownDevnet?: boolean
   } = {}
 ) => {
-  const local = await sharedDevnet()
+  const own = extra.ownDevnet === true ? await startDevnet() : undefined
+  const local: SharedDevnet =
+    own === undefined
+      ? await sharedDevnet()
+      : {
+          ...own,
+          anvilRequest: (method, params) =>
+            own.publicClient.request({ method: method as never, params: params as never })
+        }
   const { publicClient } = local
   const masterSecret = freshMasterSecret()
   const nodeProxy = extra.nodeProxy === true ? await startRpcProxy(local.anvil.rpcUrl) : undefined
@@ -186,10 +200,11 @@ export const startKernelFixture = async (
     }
   }
 
-  /** Disposes the gateway and stops the proxy; the devnet is the worker's and stays up. */
+  /** Disposes the gateway and stops the proxy; the worker's devnet stays up, the fixture's own stops. */
   const stop = async () => {
     await gateway.dispose()
     await nodeProxy?.stop()
+    await own?.stop()
   }
 
   return {
