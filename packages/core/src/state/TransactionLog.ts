@@ -64,6 +64,12 @@ export interface TxRecord {
   readonly details: Readonly<Record<string, unknown>>
 }
 
+/** Whether `hash` (any case) is the record's user operation's hash or its including transaction's. */
+export const hasHash = (record: TxRecord, hash: string): boolean => {
+  const wanted = hash.toLowerCase()
+  return record.userOpHash?.toLowerCase() === wanted || record.txHash?.toLowerCase() === wanted
+}
+
 /** How a transaction ended: included with the network's confirmations, or dropped (never included). */
 export type TxOutcome =
   | {
@@ -83,6 +89,12 @@ export class TransactionLog extends Context.Service<
     readonly save: (record: TxRecord) => Effect.Effect<void, StoreUnavailable>
     readonly find: (id: string) => Effect.Effect<TxRecord | undefined, StoreUnavailable>
     /**
+     * The record whose user operation's hash, or whose including transaction's hash (known once saved or settled
+     * with it), is `hash`, in any case; undefined when none is. It does not check who asks: the caller checks that the
+     * record is the asker's (its `kind` and `owner`), as it does for {@link find}.
+     */
+    readonly findByHash: (hash: string) => Effect.Effect<TxRecord | undefined, StoreUnavailable>
+    /**
      * Records how a submitted transaction ended, if it has not ended yet: the first settlement wins and a final
      * record never changes ({@link txTransitions}). True when this call settled it; false when the record was
      * already final, or is not there (never saved, or discarded).
@@ -95,17 +107,31 @@ export class TransactionLog extends Context.Service<
   /** Records in this process's memory. */
   static readonly memory: Layer.Layer<TransactionLog> = Layer.sync(TransactionLog, () => {
     const records = new Map<string, TxRecord>()
+    // Every hash a record was saved or settled with → its id; a hash the record no longer has finds nothing.
+    const byHash = new Map<string, string>()
+    const index = (id: string, hash: string | undefined) => {
+      if (hash !== undefined) byHash.set(hash.toLowerCase(), id)
+    }
     return TransactionLog.of({
       save: (record) =>
         Effect.sync(() => {
           records.set(record.id, record)
+          index(record.id, record.userOpHash)
+          index(record.id, record.txHash)
         }),
       find: (id) => Effect.sync(() => records.get(id)),
+      findByHash: (hash) =>
+        Effect.sync(() => {
+          const id = byHash.get(hash.toLowerCase())
+          const record = id === undefined ? undefined : records.get(id)
+          return record !== undefined && hasHash(record, hash) ? record : undefined
+        }),
       settle: (id, outcome) =>
         Effect.sync(() => {
           const record = records.get(id)
           if (record === undefined || isFinalStatus(record.status)) return false
           records.set(id, { ...record, ...outcome })
+          if ("txHash" in outcome) index(id, outcome.txHash)
           return true
         }),
       discard: (id) =>

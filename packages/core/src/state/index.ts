@@ -16,6 +16,7 @@ export {
 export { type RateDecision, type RateLimit, RateLimiter, rateScopeOf, sharedRateScope } from "./RateLimiter"
 export {
   type FinalTxStatus,
+  hasHash,
   isFinalStatus,
   TransactionLog,
   type TxOutcome,

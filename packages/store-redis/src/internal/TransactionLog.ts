@@ -1,5 +1,5 @@
 import { TransactionLog } from "@walletgate/core"
-import { type TxRecord, TxStatus } from "@walletgate/core/state"
+import { hasHash, type TxRecord, TxStatus } from "@walletgate/core/state"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type Connection, luaScript } from "./connection"
@@ -8,6 +8,10 @@ import { type Connection, luaScript } from "./connection"
 // (JSON), laid over the record when read. Settling writes one field of an existing record and never
 // rewrites it, so settle and discard cannot interleave into a half record. Kept forever, as the record
 // of what the gateway broadcast.
+//
+// `{txh:<hash in lower case>}` = the id of the record saved or settled with that user operation or transaction
+// hash. It lies in another slot than the record, so it is written first, by its own command: an index whose
+// record never came (a failed save) or has another hash now finds nothing, since the record is checked when read.
 
 // Saving replaces the whole record, outcome included.
 const save = luaScript(`
@@ -64,23 +68,48 @@ const Stored = Schema.Tuple([Schema.NullOr(RecordJson), Schema.NullOr(OutcomeJso
 /** `TransactionLog` on Redis: each transaction in its own hash; records are checked when read. */
 export const redisTransactionLog = (connection: Connection): TransactionLog["Service"] => {
   const txKey = (id: string) => `${connection.keyPrefix}{tx:${id}}`
+  const hashKey = (hash: string) => `${connection.keyPrefix}{txh:${hash.toLowerCase()}}`
+  const index = (id: string, hashes: ReadonlyArray<string | undefined>) =>
+    Effect.forEach(
+      hashes.filter((hash): hash is string => hash !== undefined),
+      (hash) => connection.send("TransactionLog.index", (client) => client.set(hashKey(hash), id), Schema.String),
+      { discard: true }
+    )
+  const find = (id: string) =>
+    connection
+      .send("TransactionLog.find", (client) => client.hmget(txKey(id), "r", "o"), Stored)
+      .pipe(
+        Effect.map(([record, outcome]): TxRecord | undefined =>
+          record === null ? undefined : outcome === null ? record : { ...record, ...outcome }
+        )
+      )
   return TransactionLog.of({
     save: (record) =>
-      Effect.suspend(() =>
-        connection.run("TransactionLog.save", save, [txKey(record.id)], [encodeRecord(record)], Schema.Number)
-      ).pipe(Effect.asVoid),
-    find: (id) =>
-      connection
-        .send("TransactionLog.find", (client) => client.hmget(txKey(id), "r", "o"), Stored)
-        .pipe(
-          Effect.map(([record, outcome]): TxRecord | undefined =>
-            record === null ? undefined : outcome === null ? record : { ...record, ...outcome }
+      index(record.id, [record.userOpHash, record.txHash]).pipe(
+        Effect.andThen(
+          Effect.suspend(() =>
+            connection.run("TransactionLog.save", save, [txKey(record.id)], [encodeRecord(record)], Schema.Number)
           )
         ),
+        Effect.asVoid
+      ),
+    find,
+    findByHash: (hash) =>
+      connection
+        .send("TransactionLog.findByHash", (client) => client.get(hashKey(hash)), Schema.NullOr(Schema.String))
+        .pipe(
+          Effect.flatMap((id) => (id === null ? Effect.succeed(undefined) : find(id))),
+          Effect.map((record) => (record !== undefined && hasHash(record, hash) ? record : undefined))
+        ),
     settle: (id, outcome) =>
-      Effect.suspend(() =>
-        connection.run("TransactionLog.settle", settle, [txKey(id)], [encodeOutcome(outcome)], Schema.Number)
-      ).pipe(Effect.map((settled) => settled === 1)),
+      index(id, ["txHash" in outcome ? outcome.txHash : undefined]).pipe(
+        Effect.andThen(
+          Effect.suspend(() =>
+            connection.run("TransactionLog.settle", settle, [txKey(id)], [encodeOutcome(outcome)], Schema.Number)
+          )
+        ),
+        Effect.map((settled) => settled === 1)
+      ),
     discard: (id) =>
       connection.send("TransactionLog.discard", (client) => client.del(txKey(id)), Schema.Number).pipe(Effect.asVoid)
   })

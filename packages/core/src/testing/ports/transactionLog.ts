@@ -127,6 +127,45 @@ export const transactionLogContract: ReadonlyArray<PortContractCase<TransactionL
       yield* expectEqual("find", yield* log.find(submitted(1).id), undefined)
     })
   ),
+  logCase("finds a record by its user operation's hash and by its transaction's hash, in any case", (log) =>
+    Effect.gen(function* () {
+      const operation = submitted(1, { userOpHash: `0x${"ab".repeat(32)}` })
+      yield* log.save(operation)
+      yield* log.save(submitted(2))
+      yield* expectEqual("userOpHash", yield* log.findByHash(`0x${"ab".repeat(32)}`), operation)
+      yield* expectEqual("upper case", yield* log.findByHash(`0x${"AB".repeat(32)}`), operation)
+      yield* expectEqual("txHash", yield* log.findByHash(String(operation.txHash)), operation)
+      yield* expectEqual("other record", yield* log.findByHash(String(submitted(2).txHash)), submitted(2))
+      yield* expectEqual("unknown hash", yield* log.findByHash(`0x${"ef".repeat(32)}`), undefined)
+    })
+  ),
+  logCase("finds a user operation by the transaction that included it once settled with it", (log) =>
+    Effect.gen(function* () {
+      const { txHash: _, ...operation } = submitted(1, { userOpHash: `0x${"ab".repeat(32)}` })
+      const included = `0x${"cd".repeat(32)}`
+      yield* log.save(operation)
+      yield* expectEqual("before", yield* log.findByHash(included), undefined)
+      yield* log.settle(operation.id, { ...CONFIRMED, txHash: included })
+      const settled = { ...operation, ...CONFIRMED, txHash: included }
+      yield* expectEqual("by txHash", yield* log.findByHash(included), settled)
+      yield* expectEqual("by userOpHash", yield* log.findByHash(`0x${"ab".repeat(32)}`), settled)
+    })
+  ),
+  logCase("finds nothing by the hash of a discarded record, or by a hash its record was saved again without", (log) =>
+    Effect.gen(function* () {
+      yield* log.save(submitted(1))
+      yield* log.discard(submitted(1).id)
+      yield* expectEqual("discarded", yield* log.findByHash(String(submitted(1).txHash)), undefined)
+      yield* log.save(submitted(2))
+      yield* log.save(submitted(2, { txHash: `0x${"cd".repeat(32)}` }))
+      yield* expectEqual("old hash", yield* log.findByHash(String(submitted(2).txHash)), undefined)
+      yield* expectEqual(
+        "new hash",
+        yield* log.findByHash(`0x${"cd".repeat(32)}`),
+        submitted(2, { txHash: `0x${"cd".repeat(32)}` })
+      )
+    })
+  ),
   logCase("settles every one of 20 records concurrently", (log) =>
     Effect.gen(function* () {
       const records = Array.from({ length: 20 }, (_, i) => submitted(i))
