@@ -31,6 +31,9 @@ export interface KernelOptions {
   readonly maxCalls?: number
 }
 
+/** How a transaction is looked up: by the id walletgate gave it, or by a hash (its operation's or its including transaction's). */
+export type TxLookup = { readonly id: string } | { readonly hash: string }
+
 /** The longest `wait` a request may ask for, in seconds: the receipt is awaited inside the request, never after. */
 export const MAX_WAIT_SECONDS = 10
 
@@ -95,6 +98,16 @@ export class Kernel extends Context.Service<
       id: string
     ) => Effect.Effect<KernelTxResponse, TxNotFound | ChainUnavailable | StoreUnavailable>
     /**
+     * A transaction the app submitted, by its id, its operation's hash or its including transaction's hash, never
+     * another app's; with `waitSeconds` (at most {@link MAX_WAIT_SECONDS}) its status is read until the operation is
+     * included (its `txHash` known) or final, or that time has passed.
+     */
+    readonly lookup: (
+      app: App,
+      by: TxLookup,
+      waitSeconds?: number
+    ) => Effect.Effect<KernelTxResponse, TxNotFound | ChainUnavailable | StoreUnavailable>
+    /**
      * The answer to a retry of the request that recorded `id` (same Idempotency-Key): the record, its signed
      * operation re-sent as it was if the bundler does not have it; undefined when there is no such record.
      */
@@ -152,32 +165,42 @@ export class Kernel extends Context.Service<
             })
           )
           if (waitSeconds === undefined || waitSeconds <= 0) return kernelTxView(record)
-          return yield* awaitFinal(record, network, Math.min(waitSeconds, MAX_WAIT_SECONDS) * 1000)
+          // A status read that fails (the node or the bundler not answering) ends the wait with the record as it
+          // stands: it was sent.
+          return yield* awaitStatus(record, network, waitSeconds, (status) => status.status !== "submitted").pipe(
+            Effect.orElseSucceed(() => kernelTxView(record))
+          )
         })
 
         /**
-         * Reads the operation's status until it is final or `ms` have passed, inside the request; a status read that
-         * fails (the node or the bundler not answering) ends the wait with the record as it stands: it was sent.
+         * Reads the operation's status until `done` or `waitSeconds` (at most {@link MAX_WAIT_SECONDS}) have passed,
+         * inside the request; one read when `waitSeconds` is 0.
          */
-        const awaitFinal = (record: TxRecord, network: Network, ms: number) =>
+        const awaitStatus = (
+          record: TxRecord,
+          network: Network,
+          waitSeconds: number,
+          done: (status: OperationStatus) => boolean
+        ) =>
           Effect.gen(function* () {
-            const deadline = (yield* Clock.currentTimeMillis) + ms
+            const deadline = (yield* Clock.currentTimeMillis) + Math.min(waitSeconds, MAX_WAIT_SECONDS) * 1000
             const interval = Math.min(Math.max(network.publicClient.pollingInterval, 50), 1_000)
-            let view = kernelTxView(record)
+            let current = record
             while (true) {
-              const status = yield* operations.status(record, network)
-              view = kernelTxView(status.record, status)
-              if (status.status !== "submitted") return view
+              const status = yield* operations.status(current, network)
+              current = status.record
+              const view = kernelTxView(status.record, status)
+              if (done(status)) return view
               const now = yield* Clock.currentTimeMillis
               if (now + interval > deadline) return view
               yield* Effect.sleep(interval)
             }
-          }).pipe(Effect.orElseSucceed(() => kernelTxView(record)))
+          })
 
-        const read = (record: TxRecord) => {
+        const read = (record: TxRecord, waitSeconds = 0, done: (status: OperationStatus) => boolean = () => true) => {
           const network = networks.resolve(record.network)
           if (network === undefined) return Effect.succeed(kernelTxView(record))
-          return operations.status(record, network).pipe(Effect.map((status) => kernelTxView(status.record, status)))
+          return awaitStatus(record, network, waitSeconds, done)
         }
 
         const owned = (app: App, record: TxRecord | undefined): record is TxRecord =>
@@ -189,6 +212,17 @@ export class Kernel extends Context.Service<
           return yield* read(record)
         })
 
+        const lookup = Effect.fn("Kernel.lookup")(function* (app: App, by: TxLookup, waitSeconds = 0) {
+          const record = yield* "id" in by ? log.find(by.id) : log.findByHash(by.hash)
+          // Another app's transaction is answered as none at all: an id or a hash reveals nothing about whose it is.
+          if (!owned(app, record)) return yield* new TxNotFound()
+          return yield* read(
+            record,
+            waitSeconds,
+            (status) => status.status !== "submitted" || status.txHash !== undefined
+          )
+        })
+
         const recover = Effect.fn("Kernel.recover")(function* (app: App, id: string) {
           const record = yield* log.find(id)
           if (!owned(app, record)) return undefined
@@ -196,7 +230,7 @@ export class Kernel extends Context.Service<
           return yield* read(record).pipe(Effect.orElseSucceed(() => kernelTxView(record)))
         })
 
-        return Kernel.of({ send, find, recover })
+        return Kernel.of({ send, find, lookup, recover })
       })
     )
 }

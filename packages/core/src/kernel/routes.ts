@@ -7,9 +7,10 @@ import { idempotent } from "../http/idempotency"
 import { decoderOf, documented, routeWithBody, routeWithoutBody } from "../http/route"
 import { DelegatecallUnsupported } from "./errors"
 import { Kernel, MAX_WAIT_SECONDS } from "./Kernel"
-import { KernelTxRequest, KernelTxResponse } from "./schemas"
+import { KernelTxRequest, KernelTxResponse, TxStatusRequest } from "./schemas"
 
 const decodeTx = decoderOf(KernelTxRequest, { exact: true })
+const decodeTxStatus = decoderOf(TxStatusRequest, { exact: true })
 
 /** `?wait=<seconds>`: how long the request may wait for the operation to be final (whole seconds, 0 to 10). */
 const waitOf = (query: URLSearchParams) => {
@@ -25,7 +26,23 @@ const waitOf = (query: URLSearchParams) => {
   return Effect.succeed(Number(raw))
 }
 
-/** `POST /v1/kernel/tx` and `GET /v1/kernel/tx/:id`. */
+/** What `POST /v1/kernel/txStatus` looks for: exactly one of its fields. */
+const lookupOf = (request: TxStatusRequest) => {
+  const given = [
+    ...(request.userOpHash === undefined ? [] : [{ hash: request.userOpHash }]),
+    ...(request.txHash === undefined ? [] : [{ hash: request.txHash }]),
+    ...(request.id === undefined ? [] : [{ id: request.id }])
+  ]
+  const [only] = given
+  if (only === undefined || given.length > 1) {
+    return Effect.fail(
+      new InvalidRequest({ errors: [{ path: "", message: "Expected exactly one of userOpHash, id and txHash" }] })
+    )
+  }
+  return Effect.succeed(only)
+}
+
+/** `POST /v1/kernel/tx`, `GET /v1/kernel/tx/:id` and `POST /v1/kernel/txStatus`. */
 export const kernelRoutes = [
   documented(
     routeWithBody(
@@ -76,6 +93,28 @@ export const kernelRoutes = [
     {
       summary: "A transaction sent by this app, by id.",
       security: "bearer",
+      answers: [{ status: 200, description: "The transaction.", schema: KernelTxResponse }]
+    }
+  ),
+  documented(
+    routeWithBody(
+      "POST",
+      "/v1/kernel/txStatus",
+      Schema.Unknown,
+      Effect.fnUntraced(function* (body, context) {
+        const app = yield* (yield* AppAuth).authenticate(context.request.headers.authorization)
+        const by = yield* lookupOf(yield* decodeTxStatus(body))
+        // The Patch SDK asks again at once when the answer has no txHash, four times in all: by default the status is
+        // read for up to MAX_WAIT_SECONDS until the operation is included, so that it gets one.
+        const wait = (yield* waitOf(context.request.query)) ?? MAX_WAIT_SECONDS
+        return { status: 200, body: yield* (yield* Kernel).lookup(app, by, wait) }
+      })
+    ),
+    {
+      summary:
+        "A transaction sent by this app, by `userOpHash`, `id` or `txHash`; waits (`?wait=<seconds>`, default and at most 10) until it is included or final.",
+      security: "bearer",
+      body: TxStatusRequest,
       answers: [{ status: 200, description: "The transaction.", schema: KernelTxResponse }]
     }
   )

@@ -50,3 +50,19 @@ export const KernelTxResponse = Schema.Struct({
 })
 /** Answer of `POST /v1/kernel/tx` and `GET /v1/kernel/tx/:id`. */
 export type KernelTxResponse = typeof KernelTxResponse.Type
+
+const Hash32 = Schema.String.check(
+  Schema.isPattern(/^0x[0-9a-fA-F]{64}$/, { message: "Expected a 32-byte hash: 0x and 64 hex digits" })
+)
+
+/**
+ * Body of `POST /v1/kernel/txStatus`: exactly one of `userOpHash` (what the Patch SDK sends), `id` (walletgate's id of
+ * the transaction) or `txHash` (the transaction that included the operation). No other field is accepted.
+ */
+export const TxStatusRequest = Schema.Struct({
+  userOpHash: Schema.optionalKey(Hash32),
+  id: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(64, { message: "Expected at most 64 characters" }))),
+  txHash: Schema.optionalKey(Hash32)
+})
+/** Body of `POST /v1/kernel/txStatus`. */
+export type TxStatusRequest = typeof TxStatusRequest.Type

@@ -1,7 +1,18 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { type Address, encodeFunctionData, erc20Abi, getAddress, keccak256, toHex } from "viem"
+import {
+  type Address,
+  BaseError,
+  ContractFunctionRevertedError,
+  ContractFunctionZeroDataError,
+  encodeFunctionData,
+  erc20Abi,
+  formatUnits,
+  getAddress,
+  keccak256,
+  toHex
+} from "viem"
 import { Forbidden } from "../auth/errors"
 import type { BundlerError } from "../chain/Bundler"
 import {
@@ -27,6 +38,8 @@ import type { ApiKeyRecord } from "./ApiKeys"
 import { AutomationAccounts, automationSafe, NATIVE_ASSET, type PayoutPlan } from "./accounts"
 import {
   AccountNotFound,
+  AmountPrecision,
+  AssetDecimalsUnknown,
   AssetNotAToken,
   InsufficientBalance,
   NoPayoutPlan,
@@ -35,7 +48,14 @@ import {
   PlanPayoutTaken,
   UnknownNetwork
 } from "./errors"
-import { type AssetAmount, type DisperseRequest, MAX_TRANSFERS, type PayoutResponse, type Transfer } from "./schemas"
+import {
+  type AssetAmount,
+  automateStatuses,
+  type DisperseRequest,
+  MAX_TRANSFERS,
+  type PayoutResponse,
+  type Transfer
+} from "./schemas"
 
 /**
  * The EntryPoint nonce key of every plan payout (`{}`) of an account: 192 bits of keccak256 of a domain tag. Plan
@@ -48,20 +68,30 @@ export const PLAN_PAYOUT_NONCE_KEY: bigint = BigInt(keccak256(toHex("walletgate/
 export const payoutView = (record: TxRecord, status?: OperationStatus): PayoutResponse => {
   const txHash = status?.txHash ?? record.txHash
   const blockNumber = status?.blockNumber ?? record.blockNumber
+  const now = status?.status ?? record.status
   return {
     id: record.id,
     network: record.network,
     account: record.account,
-    transfers: record.details.transfers as ReadonlyArray<Transfer>,
-    totals: record.details.totals as ReadonlyArray<AssetAmount>,
-    remainder: record.details.remainder as ReadonlyArray<AssetAmount>,
+    transfers: (record.details.transfers as ReadonlyArray<Transfer>).map(inTokens),
+    totals: (record.details.totals as ReadonlyArray<AssetAmount>).map(inTokens),
+    remainder: (record.details.remainder as ReadonlyArray<AssetAmount>).map(inTokens),
     userOpHash: record.userOpHash ?? "",
-    status: status?.status ?? record.status,
+    hash: record.userOpHash ?? "",
+    status: now,
+    meta: { status: automateStatuses[now] },
     ...(txHash === undefined ? {} : { txHash }),
     ...(blockNumber === undefined ? {} : { blockNumber }),
     ...(record.gasUsed === undefined ? {} : { gasUsed: record.gasUsed })
   }
 }
+
+/** An amount of the record (base units, and the asset's decimals where known) with its token amount beside. */
+const inTokens = <A extends { readonly amount: string; readonly decimals?: number }>(part: A): A =>
+  part.decimals === undefined ? part : { ...part, tokenAmount: formatUnits(BigInt(part.amount), part.decimals) }
+
+/** The decimals of the native coin of every network walletgate serves (ETH, MATIC, …). */
+export const NATIVE_DECIMALS = 18
 
 type PayoutError =
   | UnknownNetwork
@@ -72,6 +102,8 @@ type PayoutError =
   | NothingToDisperse
   | InsufficientBalance
   | AssetNotAToken
+  | AssetDecimalsUnknown
+  | AmountPrecision
   | PlanPayoutTaken
   | CallReverted
   | GasCeilingExceeded
@@ -89,7 +121,10 @@ type PayoutError =
 export class Payouts extends Context.Service<
   Payouts,
   {
-    /** Pays out by the plan (`{}`) or as the body lists; the key must cover the network and the account. */
+    /**
+     * Pays out by the plan (`{}`) or as the body lists (amounts in whole tokens, scaled by each asset's decimals on
+     * chain, unless `unit` is `base`); the key must cover the network and the account.
+     */
     readonly disperse: (
       key: ApiKeyRecord,
       network: string,
@@ -102,6 +137,18 @@ export class Payouts extends Context.Service<
       network: string,
       address: string,
       id: string
+    ) => Effect.Effect<
+      PayoutResponse,
+      UnknownNetwork | Forbidden | PayoutNotFound | ChainUnavailable | StoreUnavailable
+    >
+    /**
+     * A payout on `network` by its operation's hash (the answer's `hash`) or its including transaction's, with where
+     * it stands now; found only when the key covers its account and network, and never another key's.
+     */
+    readonly findByHash: (
+      key: ApiKeyRecord,
+      network: string,
+      hash: string
     ) => Effect.Effect<
       PayoutResponse,
       UnknownNetwork | Forbidden | PayoutNotFound | ChainUnavailable | StoreUnavailable
@@ -125,40 +172,71 @@ export class Payouts extends Context.Service<
       const spend = yield* SpendPolicy
       const log = yield* TransactionLog
 
-      /** The network, if the key covers it and the account; a test key never acts on a live network. */
-      const authorise = Effect.fnUntraced(function* (key: ApiKeyRecord, slug: string, address: string) {
+      /** The network, if the key covers it; a test key never acts on a live network. */
+      const authoriseNetwork = Effect.fnUntraced(function* (key: ApiKeyRecord, slug: string) {
         const network = networks.resolve(slug)
         if (network === undefined) return yield* new UnknownNetwork({ network: slug })
         if (!key.networks.includes(network.slug))
           return yield* new Forbidden({ reason: "the key does not cover this network" })
-        if (!key.accounts.includes(address.toLowerCase())) {
-          return yield* new Forbidden({ reason: "the key does not cover this account" })
-        }
         if (key.mode === "test" && !network.testnet) {
           return yield* new Forbidden({ reason: "a test key never moves funds on a live network" })
         }
         return network
       })
 
-      const balanceOf = (network: Network, account: Address, asset: Address) =>
+      /** The network, if the key covers it and the account. */
+      const authorise = Effect.fnUntraced(function* (key: ApiKeyRecord, slug: string, address: string) {
+        const network = yield* authoriseNetwork(key, slug)
+        if (!key.accounts.includes(address.toLowerCase())) {
+          return yield* new Forbidden({ reason: "the key does not cover this account" })
+        }
+        return network
+      })
+
+      // An address without code answers every call with empty data, which would read as a node fault (503): it is the
+      // caller's mistake, so it is looked for first and refused before anything is sent.
+      const hasCode = (network: Network, asset: Address) =>
+        rpc(network, "getCode", () => network.publicClient.getCode({ address: asset })).pipe(
+          Effect.flatMap((code) =>
+            code === undefined || code === "0x" ? Effect.fail(new AssetNotAToken({ asset })) : Effect.void
+          )
+        )
+
+      /** The balance of `account`, the asset's code already checked. */
+      const balanceOfChecked = (network: Network, account: Address, asset: Address) =>
         asset === NATIVE_ASSET
           ? rpc(network, "getBalance", () => network.publicClient.getBalance({ address: account }))
-          : // An address without code answers every call with empty data, which would read as a node fault (503):
-            // it is the caller's mistake, so it is looked for first and refused before anything is sent.
-            rpc(network, "getCode", () => network.publicClient.getCode({ address: asset })).pipe(
-              Effect.flatMap(
-                (code): Effect.Effect<bigint, ChainUnavailable | AssetNotAToken> =>
-                  code === undefined || code === "0x"
-                    ? Effect.fail(new AssetNotAToken({ asset }))
-                    : rpc(network, "balanceOf", () =>
-                        network.publicClient.readContract({
-                          address: asset,
-                          abi: erc20Abi,
-                          functionName: "balanceOf",
-                          args: [account]
-                        })
-                      )
-              )
+          : rpc(network, "balanceOf", () =>
+              network.publicClient.readContract({
+                address: asset,
+                abi: erc20Abi,
+                functionName: "balanceOf",
+                args: [account]
+              })
+            )
+
+      const balanceOf = (network: Network, account: Address, asset: Address) =>
+        asset === NATIVE_ASSET
+          ? balanceOfChecked(network, account, asset)
+          : hasCode(network, asset).pipe(Effect.andThen(balanceOfChecked(network, account, asset)))
+
+      /**
+       * The asset's decimals, its code already checked: 18 for the native coin, else its `decimals()`; undefined
+       * when the contract does not answer it (an ERC-20 without the optional metadata).
+       */
+      const decimalsOfChecked = (
+        network: Network,
+        asset: Address
+      ): Effect.Effect<number | undefined, ChainUnavailable> =>
+        asset === NATIVE_ASSET
+          ? Effect.succeed(NATIVE_DECIMALS)
+          : rpc(network, "decimals", () =>
+              network.publicClient
+                .readContract({ address: asset, abi: erc20Abi, functionName: "decimals" })
+                .catch((error: unknown) => {
+                  if (contractRefused(error)) return undefined
+                  throw error
+                })
             )
 
       const planNonce = (network: Network, account: Address, entryPoint: Address) =>
@@ -184,7 +262,11 @@ export class Payouts extends Context.Service<
           }))
           .filter((transfer) => transfer.amount > 0n)
         const paid = transfers.reduce((sum, transfer) => sum + transfer.amount, 0n)
-        return { transfers, remainder: [{ asset, amount: available - paid }] }
+        const decimals = yield* decimalsOfChecked(network, asset)
+        return {
+          transfers: transfers.map((transfer) => ({ ...transfer, decimals })),
+          remainder: [{ asset, amount: available - paid, decimals }]
+        }
       })
 
       const explicitTransfers = Effect.fnUntraced(function* (
@@ -192,21 +274,41 @@ export class Payouts extends Context.Service<
         account: Address,
         request: DisperseRequest
       ) {
-        const assets = request.assets ?? []
+        const assets = (request.assets ?? []).map((asset) => getAddress(asset))
         const amounts = request.amounts ?? []
         const recipients = request.recipients ?? []
-        const transfers = assets.map((asset, index) => ({
-          asset: getAddress(asset),
-          recipient: getAddress(recipients[index] ?? NATIVE_ASSET),
-          amount: BigInt(amounts[index] ?? "0")
-        }))
+        // Each asset's code and decimals, once per asset, before any amount is read: token amounts need them.
+        const decimals = new Map<Address, number | undefined>()
+        for (const asset of new Set(assets)) {
+          if (asset !== NATIVE_ASSET) yield* hasCode(network, asset)
+          decimals.set(asset, yield* decimalsOfChecked(network, asset))
+        }
+        const unit = request.unit ?? "token"
+        const precision: Array<{ path: string; decimals: number }> = []
+        const problems: Array<{ path: string; message: string }> = []
+        const transfers: Array<{ asset: Address; recipient: Address; amount: bigint; decimals: number | undefined }> =
+          []
+        for (const [index, asset] of assets.entries()) {
+          const known = decimals.get(asset)
+          if (unit === "token" && known === undefined) return yield* new AssetDecimalsUnknown({ asset })
+          const scale = unit === "base" ? 0 : (known ?? 0)
+          const amount = toBaseUnits(amounts[index] ?? "0", scale)
+          const path = `/amounts/${index}`
+          if (amount === undefined) precision.push({ path, decimals: scale })
+          else if (amount === 0n) problems.push({ path, message: "Expected a positive amount" })
+          else if (amount > UINT256_MAX) problems.push({ path, message: "Expected at most 2^256 - 1 base units" })
+          else
+            transfers.push({ asset, recipient: getAddress(recipients[index] ?? NATIVE_ASSET), amount, decimals: known })
+        }
+        if (precision.length > 0) return yield* new AmountPrecision({ amounts: precision })
+        if (problems.length > 0) return yield* new InvalidRequest({ errors: problems })
         for (const [asset, requested] of totalsOf(transfers)) {
-          const available = yield* balanceOf(network, account, asset)
+          const available = yield* balanceOfChecked(network, account, asset)
           if (requested > available) {
             return yield* new InsufficientBalance({ asset, requested: String(requested), available: String(available) })
           }
         }
-        return { transfers, remainder: [] as Array<{ asset: Address; amount: bigint }> }
+        return { transfers, remainder: [] as Array<{ asset: Address; amount: bigint; decimals: number | undefined }> }
       })
 
       const disperse = Effect.fn("Payouts.disperse")(function* (
@@ -251,11 +353,10 @@ export class Payouts extends Context.Service<
               owner: account.address,
               details: {
                 transfers: planned.transfers.map(showTransfer),
-                totals: [...totalsOf(planned.transfers)].map(([asset, amount]) => ({
-                  asset,
-                  amount: String(amount)
-                })),
-                remainder: planned.remainder.map((part) => ({ asset: part.asset, amount: String(part.amount) }))
+                totals: [...totalsOf(planned.transfers)].map(([asset, amount]) =>
+                  showAmount({ asset, amount, decimals: planned.transfers.find((t) => t.asset === asset)?.decimals })
+                ),
+                remainder: planned.remainder.map(showAmount)
               }
             },
             // The spend policy before anything is sponsored or signed: a refused payout costs nothing.
@@ -318,6 +419,22 @@ export class Payouts extends Context.Service<
         return payoutView(status.record, status)
       })
 
+      const findByHash = Effect.fn("Payouts.findByHash")(function* (key: ApiKeyRecord, slug: string, hash: string) {
+        const network = yield* authoriseNetwork(key, slug)
+        const record = yield* log.findByHash(hash)
+        // Another key's payout is answered as no payout at all: the hash reveals nothing about whose it is.
+        if (
+          record === undefined ||
+          record.kind !== "payout" ||
+          record.network !== network.slug ||
+          !key.accounts.includes(record.account.toLowerCase())
+        ) {
+          return yield* new PayoutNotFound()
+        }
+        const status = yield* operations.status(record, network)
+        return payoutView(status.record, status)
+      })
+
       const recover = Effect.fn("Payouts.recover")(function* (id: string) {
         const record = yield* log.find(id)
         if (record === undefined) return undefined
@@ -328,7 +445,7 @@ export class Payouts extends Context.Service<
         return payoutView(status.record, status)
       })
 
-      return Payouts.of({ disperse, find, recover })
+      return Payouts.of({ disperse, find, findByHash, recover })
     })
   )
 }
@@ -354,10 +471,7 @@ const checkExplicit = (
       : []),
     ...(recipients !== undefined && assets !== undefined && recipients.length !== length
       ? [{ path: "/recipients", message: `Expected ${length} items, as in assets` }]
-      : []),
-    ...(amounts ?? []).flatMap((amount, index) =>
-      amount === "0" ? [{ path: `/amounts/${index}`, message: "Expected a positive amount" }] : []
-    )
+      : [])
   ]
   return problems.length > 0
     ? { _tag: "Invalid", error: new InvalidRequest({ errors: problems }) }
@@ -378,15 +492,46 @@ const totalsOf = (
   return totals
 }
 
+const UINT256_MAX = 2n ** 256n - 1n
+
+/**
+ * `amount` (a decimal string) in base units of an asset of `decimals`; undefined when it is finer than one base
+ * unit (more non-zero fractional digits than `decimals`: trailing zeros change no value and are accepted).
+ */
+export const toBaseUnits = (amount: string, decimals: number): bigint | undefined => {
+  const [whole = "0", fraction = ""] = amount.split(".")
+  const significant = fraction.replace(/0+$/, "")
+  if (significant.length > decimals) return undefined
+  return BigInt(whole) * 10n ** BigInt(decimals) + BigInt(significant.padEnd(decimals, "0") || "0")
+}
+
+/** Whether a contract call failed because the contract refused it (reverted, or has no such function). */
+const contractRefused = (error: unknown): boolean =>
+  error instanceof BaseError &&
+  error.walk(
+    (cause) => cause instanceof ContractFunctionRevertedError || cause instanceof ContractFunctionZeroDataError
+  ) !== null
+
+/** An amount as the record keeps it: base units as a string, and the asset's decimals where known. */
+const showAmount = (part: {
+  readonly asset: Address
+  readonly amount: bigint
+  readonly decimals: number | undefined
+}): AssetAmount => ({
+  asset: part.asset,
+  amount: String(part.amount),
+  ...(part.decimals === undefined ? {} : { decimals: part.decimals })
+})
+
 const showTransfer = (transfer: {
   readonly asset: Address
   readonly recipient: Address
   readonly amount: bigint
-}): Transfer => ({
-  asset: transfer.asset,
-  recipient: transfer.recipient,
-  amount: String(transfer.amount)
-})
+  readonly decimals: number | undefined
+}): Transfer => {
+  const { asset, ...amount } = showAmount(transfer)
+  return { asset, recipient: transfer.recipient, ...amount }
+}
 
 /**
  * The batch: one call per transfer, native coin sent as the call's value and an ERC-20 by its `transfer`, run

@@ -38,6 +38,22 @@ export class AssetNotAToken extends Schema.TaggedError<AssetNotAToken>()("AssetN
  */
 export class PlanPayoutTaken extends Schema.TaggedError<PlanPayoutTaken>()("PlanPayoutTaken", {}) {}
 
+/**
+ * Token amounts (the default `unit`) finer than the asset's smallest unit: more non-zero fractional digits than its
+ * `decimals()`. Answered 400 `amount_precision`, with the JSON Pointer of each such amount.
+ */
+export class AmountPrecision extends Schema.TaggedError<AmountPrecision>()("AmountPrecision", {
+  amounts: Schema.Array(Schema.Struct({ path: Schema.String, decimals: Schema.Int }))
+}) {}
+
+/**
+ * Token amounts for an asset whose contract does not answer `decimals()`, so no token amount can be scaled for it.
+ * Answered 422 `asset_decimals_unknown`; `unit: "base"` pays it in base units.
+ */
+export class AssetDecimalsUnknown extends Schema.TaggedError<AssetDecimalsUnknown>()("AssetDecimalsUnknown", {
+  asset: Schema.String
+}) {}
+
 /** No payout with this id for this account. Answered 404 `payout_not_found`. */
 export class PayoutNotFound extends Schema.TaggedError<PayoutNotFound>()("PayoutNotFound", {}) {}
 
@@ -52,6 +68,8 @@ export type PayoutError =
   | AssetNotAToken
   | PlanPayoutTaken
   | PayoutNotFound
+  | AmountPrecision
+  | AssetDecimalsUnknown
 
 /** How the automation interface's errors are answered. */
 export const payoutProblems: ProblemSlice<PayoutError> = {
@@ -114,5 +132,22 @@ export const payoutProblems: ProblemSlice<PayoutError> = {
     code: "payout_not_found",
     title: "Payout not found",
     detail: () => "No such payout for this account."
+  },
+  AmountPrecision: {
+    status: 400,
+    code: "amount_precision",
+    title: "Amount finer than the token",
+    detail: () =>
+      'An amount has more fractional digits than its token has decimals. Amounts are token amounts ("100" = 100 tokens) unless the request says unit "base". Nothing was sent.',
+    errors: (e) =>
+      e.amounts.map((one) => ({ path: one.path, message: `Expected at most ${one.decimals} fractional digits` }))
+  },
+  AssetDecimalsUnknown: {
+    status: 422,
+    code: "asset_decimals_unknown",
+    title: "Token decimals unknown",
+    detail: (e) =>
+      `${e.asset} does not answer decimals(), so a token amount cannot be scaled for it: send unit "base" and amounts in base units. Nothing was sent.`,
+    extensions: (e) => ({ asset: e.asset })
   }
 }

@@ -1,16 +1,50 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { Networks } from "../chain/networks"
+import type { GatewayRequest } from "../http/contract"
 import { idempotent } from "../http/idempotency"
 import { decoderOf, documented, routeWithBody, routeWithoutBody } from "../http/route"
-import { authenticateApiKey } from "./ApiKeys"
+import { type ApiKeyRecord, authenticateApiKey } from "./ApiKeys"
 import { Payouts } from "./Payouts"
-import { DisperseRequest, PayoutPath, PayoutResponse } from "./schemas"
+import { DisperseRequest, PayoutPath, PayoutResponse, TransferRequest, TxPath } from "./schemas"
 
 const decodePath = decoderOf(PayoutPath)
-const decodeDisperse = decoderOf(DisperseRequest)
+const decodeTxPath = decoderOf(TxPath)
+// Unknown fields are refused, never dropped: a field the gateway does not know may mean something its sender expects.
+const decodeDisperse = decoderOf(DisperseRequest, { exact: true })
+const decodeTransfer = decoderOf(TransferRequest, { exact: true })
 
-/** `POST /v1/:network/account/:address/payout/disperse` and `GET /v1/:network/account/:address/payout/:id`. */
+/**
+ * Runs one payout of the account in the path exactly once per Idempotency-Key: the key's scope is the resolved network
+ * and the account (`/v1/anvil/…` and `/v1/31337/…` are one), the fingerprint the request as the service reads it.
+ */
+const payoutOnce = (
+  request: GatewayRequest,
+  key: ApiKeyRecord,
+  path: typeof PayoutPath.Type,
+  fingerprint: unknown,
+  body: DisperseRequest
+) =>
+  Effect.gen(function* () {
+    const payouts = yield* Payouts
+    const network = (yield* Networks).resolve(path.network)?.slug ?? path.network
+    return yield* idempotent({
+      key: request.headers["idempotency-key"],
+      scope: `payout:${network}:${path.address.toLowerCase()}`,
+      request: fingerprint,
+      run: payouts
+        .disperse(key, path.network, path.address, body)
+        .pipe(Effect.map((view) => ({ status: 200, body: view }))),
+      // A retry finds the recorded payout and re-sends its signed operation if the bundler lacks it.
+      recover: (id) =>
+        payouts.recover(id).pipe(Effect.map((view) => (view === undefined ? undefined : { status: 200, body: view })))
+    })
+  })
+
+/**
+ * `POST /v1/:network/account/:address/payout/disperse`, `POST …/payout/transfer`, `GET …/payout/:id` and
+ * `GET /v1/:network/tx/:hash`.
+ */
 export const payoutRoutes = [
   documented(
     routeWithBody(
@@ -22,30 +56,51 @@ export const payoutRoutes = [
         const key = yield* authenticateApiKey(context.request.headers["x-api-key"])
         const path = yield* decodePath(context.params)
         const request = yield* decodeDisperse(body)
-        const payouts = yield* Payouts
-        // The network as resolved and the address in one case: `/v1/anvil/…` and `/v1/31337/…` are one scope.
-        const network = (yield* Networks).resolve(path.network)?.slug ?? path.network
-        const account = path.address.toLowerCase()
-        return yield* idempotent({
-          key: context.request.headers["idempotency-key"],
-          scope: `payout:${network}:${account}`,
-          request,
-          run: payouts
-            .disperse(key, path.network, path.address, request)
-            .pipe(Effect.map((view) => ({ status: 200, body: view }))),
-          // A retry finds the recorded payout and re-sends its signed operation if the bundler lacks it.
-          recover: (id) =>
-            payouts
-              .recover(id)
-              .pipe(Effect.map((view) => (view === undefined ? undefined : { status: 200, body: view })))
-        })
+        // The unit as read: a request that leaves it out and one that names the default are one request.
+        const fingerprint = request.assets === undefined ? request : { ...request, unit: request.unit ?? "token" }
+        return yield* payoutOnce(context.request, key, path, fingerprint, request)
       })
     ),
     {
-      summary: "Pays out from an automation account: by its plan (`{}`) or the transfers given.",
+      summary:
+        "Pays out from an automation account: by its plan (`{}`) or the transfers given (amounts in whole tokens unless `unit` is `base`).",
       security: "apiKey",
       params: PayoutPath,
       body: DisperseRequest,
+      idempotent: true,
+      answers: [{ status: 200, description: "The payout.", schema: PayoutResponse }]
+    }
+  ),
+  documented(
+    routeWithBody(
+      "POST",
+      "/v1/:network/account/:address/payout/transfer",
+      Schema.Unknown,
+      Effect.fnUntraced(function* (body, context) {
+        const key = yield* authenticateApiKey(context.request.headers["x-api-key"])
+        const path = yield* decodePath(context.params)
+        const request = yield* decodeTransfer(body)
+        const unit = request.unit ?? "token"
+        return yield* payoutOnce(
+          context.request,
+          key,
+          path,
+          { transfer: { ...request, unit } },
+          {
+            assets: [request.asset],
+            amounts: [request.amount],
+            recipients: [request.recipient],
+            unit
+          }
+        )
+      })
+    ),
+    {
+      summary:
+        "Pays one asset to one recipient from an automation account (the amount in whole tokens unless `unit` is `base`).",
+      security: "apiKey",
+      params: PayoutPath,
+      body: TransferRequest,
       idempotent: true,
       answers: [{ status: 200, description: "The payout.", schema: PayoutResponse }]
     }
@@ -65,6 +120,25 @@ export const payoutRoutes = [
       summary: "A payout of an automation account, by id.",
       security: "apiKey",
       params: PayoutPath,
+      answers: [{ status: 200, description: "The payout.", schema: PayoutResponse }]
+    }
+  ),
+  documented(
+    routeWithoutBody(
+      "GET",
+      "/v1/:network/tx/:hash",
+      Effect.fnUntraced(function* (context) {
+        const key = yield* authenticateApiKey(context.request.headers["x-api-key"])
+        const path = yield* decodeTxPath(context.params)
+        const payouts = yield* Payouts
+        return { status: 200, body: yield* payouts.findByHash(key, path.network, path.hash) }
+      })
+    ),
+    {
+      summary:
+        "A payout by its `hash` (the operation's hash) or its including transaction's hash, with where it stands now.",
+      security: "apiKey",
+      params: TxPath,
       answers: [{ status: 200, description: "The payout.", schema: PayoutResponse }]
     }
   )

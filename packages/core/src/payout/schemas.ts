@@ -1,22 +1,54 @@
 import * as Schema from "effect/Schema"
-import { AddressString, Uint256String } from "../chain/schemas"
+import { AddressString } from "../chain/schemas"
 import { TxStatus } from "../state/TransactionLog"
 
 /** The most transfers in one payout. */
 export const MAX_TRANSFERS = 255
 
 /**
- * Body of `POST /v1/:network/account/:address/payout/disperse`: `{}` pays out by the account's plan; or
- * an explicit payout as existing clients send it, parallel arrays with one entry per transfer (asset an
- * ERC-20 address or the zero address for the native coin, amount in base units).
+ * An amount as a decimal string: whole tokens with an optional fraction (`"100"`, `"0.25"`) in the default `unit`,
+ * or base units (an integer) with `unit: "base"`.
+ */
+export const AmountString = Schema.String.check(
+  Schema.isPattern(/^(?:0|[1-9][0-9]{0,77})(?:\.[0-9]{1,255})?$/, {
+    message: 'Expected a decimal string such as "100" or "0.25"'
+  })
+)
+
+/**
+ * How a payout's amounts are written: `token` (the default, as Paymagic's Automate API reads them) in whole tokens
+ * scaled by the asset's `decimals()` on chain (18 for the native coin); `base` in the asset's smallest unit.
+ */
+export const AmountUnit = Schema.Literals(["token", "base"])
+/** How a payout's amounts are written. */
+export type AmountUnit = typeof AmountUnit.Type
+
+/**
+ * Body of `POST /v1/:network/account/:address/payout/disperse`: `{}` pays out by the account's plan; or an explicit
+ * payout as Automate clients send it, parallel arrays with one entry per transfer (asset an ERC-20 address or the
+ * zero address for the native coin, amount in whole tokens unless `unit` is `base`). No other field is accepted.
  */
 export const DisperseRequest = Schema.Struct({
   assets: Schema.optionalKey(Schema.Array(AddressString)),
-  amounts: Schema.optionalKey(Schema.Array(Uint256String)),
-  recipients: Schema.optionalKey(Schema.Array(AddressString))
+  amounts: Schema.optionalKey(Schema.Array(AmountString)),
+  recipients: Schema.optionalKey(Schema.Array(AddressString)),
+  unit: Schema.optionalKey(AmountUnit)
 })
 /** Body of a payout request. */
 export type DisperseRequest = typeof DisperseRequest.Type
+
+/**
+ * Body of `POST /v1/:network/account/:address/payout/transfer`: one asset to one recipient (the zero address for the
+ * native coin), the amount in whole tokens unless `unit` is `base`. No other field is accepted.
+ */
+export const TransferRequest = Schema.Struct({
+  asset: AddressString,
+  amount: AmountString,
+  recipient: AddressString,
+  unit: Schema.optionalKey(AmountUnit)
+})
+/** Body of `POST …/payout/transfer`. */
+export type TransferRequest = typeof TransferRequest.Type
 
 /** The path of the payout endpoints. */
 export const PayoutPath = Schema.Struct({
@@ -26,17 +58,56 @@ export const PayoutPath = Schema.Struct({
   address: AddressString
 })
 
-/** One transfer of a payout. */
-export const Transfer = Schema.Struct({ asset: Schema.String, recipient: Schema.String, amount: Schema.String })
+/** The path of `GET /v1/:network/tx/:hash`. */
+export const TxPath = Schema.Struct({
+  network: PayoutPath.fields.network,
+  hash: Schema.String.check(
+    Schema.isPattern(/^0x[0-9a-fA-F]{64}$/, { message: "Expected a 32-byte hash: 0x and 64 hex digits" })
+  )
+})
+
+/**
+ * One transfer of a payout: `amount` in base units, and, where the asset's decimals are known, `decimals` and
+ * `tokenAmount` (the same amount in whole tokens).
+ */
+export const Transfer = Schema.Struct({
+  asset: Schema.String,
+  recipient: Schema.String,
+  amount: Schema.String,
+  decimals: Schema.optionalKey(Schema.Int),
+  tokenAmount: Schema.optionalKey(Schema.String)
+})
 /** One transfer of a payout. */
 export type Transfer = typeof Transfer.Type
 
-/** An amount of one asset. */
-export const AssetAmount = Schema.Struct({ asset: Schema.String, amount: Schema.String })
+/** An amount of one asset, in base units and, where its decimals are known, in whole tokens. */
+export const AssetAmount = Schema.Struct({
+  asset: Schema.String,
+  amount: Schema.String,
+  decimals: Schema.optionalKey(Schema.Int),
+  tokenAmount: Schema.optionalKey(Schema.String)
+})
 /** An amount of one asset. */
 export type AssetAmount = typeof AssetAmount.Type
 
-/** Answer of the payout endpoints. */
+/** The status vocabulary of Paymagic's Automate answers (`meta.status`). */
+export const AutomateStatus = Schema.Literals(["pending", "in_transit", "paid", "failed", "canceled"])
+/** The status vocabulary of Paymagic's Automate answers. */
+export type AutomateStatus = typeof AutomateStatus.Type
+
+/**
+ * walletgate's status of a payout → Automate's `meta.status`: the one table (docs/paymagic.md). Until final an
+ * operation is `pending`, included in a block or not; `in_transit` (a transfer of several steps in flight) and
+ * `canceled` (cancelled by the caller) name nothing a payout does, so they are never answered.
+ */
+export const automateStatuses: { readonly [S in TxStatus]: AutomateStatus } = {
+  submitted: "pending",
+  confirmed: "paid",
+  reverted: "failed",
+  dropped: "failed"
+}
+
+/** Answer of the payout endpoints: walletgate's fields, plus `hash` and `meta` as Automate clients read them. */
 export const PayoutResponse = Schema.Struct({
   id: Schema.String,
   network: Schema.String,
@@ -48,7 +119,11 @@ export const PayoutResponse = Schema.Struct({
   remainder: Schema.Array(AssetAmount),
   /** The ERC-4337 operation's hash: known from the answer on, the same for every retry with the Idempotency-Key. */
   userOpHash: Schema.String,
+  /** The operation's hash again (`userOpHash`), under Automate's name: `GET /v1/:network/tx/:hash` finds the payout by it. */
+  hash: Schema.String,
   status: TxStatus,
+  /** Automate's status of the payout (see `automateStatuses`). */
+  meta: Schema.Struct({ status: AutomateStatus }),
   /** The transaction that included the operation, while it stands on the node's canonical chain. */
   txHash: Schema.optionalKey(Schema.String),
   blockNumber: Schema.optionalKey(Schema.Int),

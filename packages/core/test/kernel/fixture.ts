@@ -19,8 +19,9 @@ import {
 } from "@walletgate/core/chain"
 import type { KernelTxOptions } from "@walletgate/core/kernel"
 import { type ApiKeyRecord, type AutomationAccount, automationSafe, type PayoutPlan } from "@walletgate/core/payout"
+import { RedisStores } from "@walletgate/redis"
 import type { Logger } from "effect"
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
 import type { Address } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { startDevnet } from "../../src/devnet/devnet"
@@ -78,6 +79,8 @@ export const startKernelFixture = async (
      * (`anvil_reorg`), which the other files of the worker must never see.
      */
     readonly ownDevnet?: boolean
+    /** The Redis profile: every state port on this Redis, the apps registered there. */
+    readonly redis?: { readonly url: string; readonly keyPrefix: string }
   } = {}
 ) => {
   const own = extra.ownDevnet === true ? await startDevnet() : undefined
@@ -121,6 +124,14 @@ export const startKernelFixture = async (
     },
     ...(extra.apps ?? [])
   ]
+  const redis = extra.redis === undefined ? undefined : RedisStores.layer(extra.redis)
+  if (redis !== undefined) {
+    await Effect.runPromise(
+      Effect.forEach(apps, (app) => ClientStore.use((store) => store.save(app))).pipe(
+        Effect.provide(Layer.fresh(redis))
+      )
+    )
+  }
   const gateway: Gateway = makeGateway({
     ports: Layer.mergeAll(
       embeddedPorts({
@@ -142,6 +153,7 @@ export const startKernelFixture = async (
         automationAccounts
       }),
       ...(extra.storedApps === undefined ? [] : [ClientStore.memory([...apps, ...extra.storedApps])]),
+      ...(redis === undefined ? [] : [redis]),
       ...(extra.ports === undefined ? [] : [extra.ports(local)])
     ),
     ...(process.env.KERNEL_DEBUG === undefined ? { loggers: extra.loggers ?? [] } : {}),
