@@ -21,6 +21,8 @@ export {
 } from "./accounts"
 export {
   AccountNotFound,
+  AmountPrecision,
+  AssetDecimalsUnknown,
   AssetNotAToken,
   InsufficientBalance,
   InvalidApiKey,
@@ -33,5 +35,17 @@ export {
   UnknownNetwork
 } from "./errors"
 export { type PayoutPorts, payouts } from "./module"
-export { Payouts, PLAN_PAYOUT_NONCE_KEY } from "./Payouts"
-export { AssetAmount, DisperseRequest, MAX_TRANSFERS, PayoutResponse, Transfer } from "./schemas"
+export { NATIVE_DECIMALS, Payouts, PLAN_PAYOUT_NONCE_KEY, toBaseUnits } from "./Payouts"
+export {
+  AmountString,
+  AmountUnit,
+  AssetAmount,
+  AutomateStatus,
+  automateStatuses,
+  DisperseRequest,
+  MAX_TRANSFERS,
+  PayoutResponse,
+  Transfer,
+  TransferRequest,
+  TxPath
+} from "./schemas"

@@ -194,4 +194,35 @@ describe("payout faults between recording and sending (anvil + alto behind a pro
     expect((await f.balance(recipient)) - before).toBe(4000n)
     expect(await f.executed(account)).toHaveLength(5)
   })
+
+  it("a transfer: a store fault before the send sends nothing; one that never reached the bundler is re-sent by the retry, executed once", async () => {
+    await f.fund(account, 5000n)
+    const dave = getAddress(freshAddress())
+    const executed = (await f.executed(account)).length
+    const transfer = (idempotencyKey: string) =>
+      f.call(
+        "POST",
+        `/v1/anvil/account/${account}/payout/transfer`,
+        { asset: zeroAddress, amount: "5000", recipient: dave, unit: "base" },
+        { "x-api-key": key, "idempotency-key": idempotencyKey }
+      )
+    for (const step of ["save", "link"] as const) {
+      failing = step
+      const refused = await transfer(`transfer-store-fault-${step}`)
+      failing = undefined
+      expect([refused.status, refused.body.code]).toEqual([503, "store_unavailable"])
+    }
+    expect(await f.balance(dave)).toBe(0n)
+    proxy.set({ _tag: "hangOn", method: "eth_sendUserOperation" })
+    const first = await transfer("transfer-store-fault-link")
+    proxy.set({ _tag: "pass" })
+    expect([first.status, first.body.status]).toEqual([200, "submitted"])
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(await f.balance(dave)).toBe(0n)
+    const retry = await transfer("transfer-store-fault-link")
+    expect(retry.body).toMatchObject({ id: first.body.id, userOpHash: first.body.userOpHash })
+    expect((await landed(first.body.id)).status).toBe("confirmed")
+    expect(await f.balance(dave)).toBe(5000n)
+    expect(await f.executed(account)).toHaveLength(executed + 1)
+  })
 })

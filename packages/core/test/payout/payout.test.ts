@@ -12,7 +12,17 @@ import { asHash, automationAddress, startPayoutFixture } from "./fixture"
 
 type Fixture = Awaited<ReturnType<typeof startPayoutFixture>>
 type Answer = Awaited<ReturnType<Fixture["call"]>>
-type AccountName = "native" | "token" | "explicit" | "race" | "idem" | "unplanned" | "live" | "shared" | "gas"
+type AccountName =
+  | "native"
+  | "token"
+  | "explicit"
+  | "race"
+  | "idem"
+  | "unplanned"
+  | "live"
+  | "shared"
+  | "gas"
+  | "automate"
 const NAMES: ReadonlyArray<AccountName> = [
   "native",
   "token",
@@ -22,7 +32,8 @@ const NAMES: ReadonlyArray<AccountName> = [
   "unplanned",
   "live",
   "shared",
-  "gas"
+  "gas",
+  "automate"
 ]
 // The customer's own key: the second owner of the "shared" account's Safe.
 const customer = privateKeyToAccount("0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba")
@@ -84,7 +95,8 @@ describe("payouts as user operations from automation Safes (anvil + alto)", () =
         { accountKey: "unplanned" },
         { accountKey: "live", network: "live" },
         { accountKey: "shared", coOwner: customer.address, plan: solePlan(carol) },
-        { accountKey: "gas" }
+        { accountKey: "gas" },
+        { accountKey: "automate" }
       ],
       apiKeys: (accounts) => {
         const mine = accounts.filter((a) => a.network === "anvil").map((a) => a.address)
@@ -111,6 +123,7 @@ describe("payouts as user operations from automation Safes (anvil + alto)", () =
     await f.fund(account.idem, 999n)
     await f.fund(account.shared, parseEther("1"))
     await f.fund(account.gas, parseEther("1"), 10_000_000n)
+    await f.fund(account.automate, parseEther("2"), 1_000_000_000n)
   })
   afterAll(async () => {
     await f?.stop()
@@ -161,7 +174,7 @@ describe("payouts as user operations from automation Safes (anvil + alto)", () =
     // available = 1_000_000 - 7 = 999_993: 499_996 / 299_997 / 199_998, remainder 2.
     const after = [await f.tokenBalance(alice), await f.tokenBalance(bob), await f.tokenBalance(carol)]
     expect(after.map((value, i) => value - (before[i] ?? 0n))).toEqual([499_996n, 299_997n, 199_998n])
-    expect(answer.body.remainder).toEqual([{ asset: f.token, amount: "2" }])
+    expect(answer.body.remainder).toEqual([{ asset: f.token, amount: "2", decimals: 6, tokenAmount: "0.000002" }])
     expect(await f.tokenBalance(account.token)).toBe(9n)
     expect(await f.executed(account.token)).toHaveLength(1)
   })
@@ -171,7 +184,8 @@ describe("payouts as user operations from automation Safes (anvil + alto)", () =
     const refused = await disperse("explicit", {
       assets: [zeroAddress, f.token],
       amounts: ["1000", "501"],
-      recipients: [dave, dave]
+      recipients: [dave, dave],
+      unit: "base"
     })
     expect(refused.status).toBe(422)
     expect(refused.body).toMatchObject({
@@ -184,7 +198,8 @@ describe("payouts as user operations from automation Safes (anvil + alto)", () =
     const paid = await disperse("explicit", {
       assets: [zeroAddress, f.token],
       amounts: ["1000", "500"],
-      recipients: [dave, dave]
+      recipients: [dave, dave],
+      unit: "base"
     })
     expect(paid.status).toBe(200)
     expect((await final("explicit", paid)).body.status).toBe("confirmed")
@@ -198,7 +213,8 @@ describe("payouts as user operations from automation Safes (anvil + alto)", () =
     const refused = await disperse("explicit", {
       assets: [zeroAddress, notAToken],
       amounts: ["1000", "1"],
-      recipients: [dave, dave]
+      recipients: [dave, dave],
+      unit: "base"
     })
     expect(refused.status).toBe(422)
     expect(refused.headers.get("retry-after")).toBeNull()
@@ -209,7 +225,12 @@ describe("payouts as user operations from automation Safes (anvil + alto)", () =
   it("takes an all-uppercase address as it takes an all-lowercase one", async () => {
     const dave = freshAddress()
     const upper = `0x${dave.slice(2).toUpperCase()}`
-    const paid = await disperse("explicit", { assets: [zeroAddress], amounts: ["7"], recipients: [upper] })
+    const paid = await disperse("explicit", {
+      assets: [zeroAddress],
+      amounts: ["7"],
+      recipients: [upper],
+      unit: "base"
+    })
     expect(paid.status).toBe(200)
     expect((await final("explicit", paid)).body.status).toBe("confirmed")
     expect(await f.balance(dave)).toBe(7n)
@@ -252,14 +273,23 @@ describe("payouts as user operations from automation Safes (anvil + alto)", () =
     const replay = await disperse("idem", {}, headers)
     expect(replay.headers.get("idempotent-replayed")).toBe("true")
     expect(replay.body.userOpHash).toBe(answers[0]?.body.userOpHash)
-    const reused = await disperse("idem", { assets: [zeroAddress], amounts: ["1"], recipients: [bob] }, headers)
+    const reused = await disperse(
+      "idem",
+      { assets: [zeroAddress], amounts: ["1"], recipients: [bob], unit: "base" },
+      headers
+    )
     expect([reused.status, reused.body.code]).toEqual([422, "idempotency_key_reused"])
     expect((await f.balance(bob)) - before).toBe(999n)
     expect(await f.executed(account.idem)).toHaveLength(1)
   })
 
   it("reads the payout's status when asked, confirmed on the node; another account's path or key does not find it", async () => {
-    const answer = await disperse("explicit", { assets: [zeroAddress], amounts: ["5"], recipients: [carol] })
+    const answer = await disperse("explicit", {
+      assets: [zeroAddress],
+      amounts: ["5"],
+      recipients: [carol],
+      unit: "base"
+    })
     expect(answer.body.txHash).toBeUndefined()
     const status = await final("explicit", answer)
     const receipt = await f.devnet.publicClient.getTransactionReceipt({ hash: asHash(status.body.txHash) })
@@ -306,7 +336,11 @@ describe("payouts as user operations from automation Safes (anvil + alto)", () =
     ]
     const before = await f.balance(alice)
     for (const [headers, status, code] of cases) {
-      const answer = await disperse("explicit", { assets: [zeroAddress], amounts: ["1"], recipients: [alice] }, headers)
+      const answer = await disperse(
+        "explicit",
+        { assets: [zeroAddress], amounts: ["1"], recipients: [alice], unit: "base" },
+        headers
+      )
       expect([answer.status, answer.body.code]).toEqual([status, code])
     }
     // A test key never moves funds on a live network, even one it names.
@@ -372,7 +406,11 @@ describe("payouts as user operations from automation Safes (anvil + alto)", () =
     const figures: Array<string> = []
     // The first operation deploys the Safe.
     const gasKey = { "x-api-key": keys.gas }
-    const first = await disperse("gas", { assets: [zeroAddress], amounts: ["1"], recipients: [freshAddress()] }, gasKey)
+    const first = await disperse(
+      "gas",
+      { assets: [zeroAddress], amounts: ["1"], recipients: [freshAddress()], unit: "base" },
+      gasKey
+    )
     figures.push(`1 native recipient, Safe deployed by it: ${(await final("gas", first, keys.gas)).body.gasUsed} gas`)
     for (const [n, asset] of [
       [1, zeroAddress],
@@ -390,7 +428,8 @@ describe("payouts as user operations from automation Safes (anvil + alto)", () =
         {
           assets: recipients.map(() => assetOf),
           amounts: recipients.map(() => "1"),
-          recipients
+          recipients,
+          unit: "base"
         },
         gasKey
       )
@@ -400,6 +439,163 @@ describe("payouts as user operations from automation Safes (anvil + alto)", () =
       figures.push(`${n} ${asset === "token" ? "ERC-20" : "native"} recipients: ${done.body.gasUsed} gas`)
     }
     console.info(`payout gas (sponsored user operation, fresh recipients):\n  ${figures.join("\n  ")}`)
+  })
+
+  it("reads the docs' quick-start amounts as whole tokens: 100 of a 6-decimal token pays 100,000,000 base units; ETH likewise", async () => {
+    const [dave, erin] = [freshAddress(), freshAddress()]
+    const answer = await disperse("automate", {
+      assets: [f.token, zeroAddress],
+      amounts: ["100", "0.25"],
+      recipients: [dave, erin]
+    })
+    expect(answer.status).toBe(200)
+    // The docs' fields: hash (the operation's, which GET /v1/:network/tx/:hash finds) and meta.status.
+    expect(answer.body).toMatchObject({
+      hash: answer.body.userOpHash,
+      meta: { status: "pending" },
+      status: "submitted"
+    })
+    expect(answer.body.transfers).toEqual([
+      { asset: f.token, recipient: getAddress(dave), amount: "100000000", decimals: 6, tokenAmount: "100" },
+      {
+        asset: zeroAddress,
+        recipient: getAddress(erin),
+        amount: "250000000000000000",
+        decimals: 18,
+        tokenAmount: "0.25"
+      }
+    ])
+    const done = await final("automate", answer)
+    expect(done.body).toMatchObject({ status: "confirmed", meta: { status: "paid" } })
+    expect([await f.tokenBalance(dave), await f.balance(erin)]).toEqual([100_000_000n, parseEther("0.25")])
+  })
+
+  it("refuses an amount finer than the token (400 amount_precision) and pays base units only when unit is base", async () => {
+    const dave = freshAddress()
+    const finer = await disperse("automate", { assets: [f.token], amounts: ["100.0000001"], recipients: [dave] })
+    expect(finer).toMatchObject({
+      status: 400,
+      body: {
+        code: "amount_precision",
+        errors: [{ path: "/amounts/0", message: "Expected at most 6 fractional digits" }]
+      }
+    })
+    const finerEth = await disperse("automate", {
+      assets: [zeroAddress],
+      amounts: ["0.0000000000000000001"],
+      recipients: [dave]
+    })
+    expect([finerEth.status, finerEth.body.code]).toEqual([400, "amount_precision"])
+    const fractionalBase = await disperse("automate", {
+      assets: [f.token],
+      amounts: ["1.5"],
+      recipients: [dave],
+      unit: "base"
+    })
+    expect([fractionalBase.status, fractionalBase.body.code]).toEqual([400, "amount_precision"])
+    for (const amount of ["0", "0.000", "1e6", "-1", "01", ".5", "", "1."]) {
+      const refused = await disperse("automate", { assets: [f.token], amounts: [amount], recipients: [dave] })
+      expect([amount, refused.status, refused.body.code]).toEqual([amount, 400, "invalid_request"])
+    }
+    const unknownField = await disperse("automate", {
+      assets: [f.token],
+      amounts: ["1"],
+      recipients: [dave],
+      decimals: 0
+    })
+    expect([unknownField.status, unknownField.body.code]).toEqual([400, "invalid_request"])
+    expect(await f.tokenBalance(dave)).toBe(0n)
+    // Trailing zeros change no value: accepted. unit base: base units as given.
+    const base = await disperse("automate", {
+      assets: [f.token, f.token],
+      amounts: ["100", "1.500000000"],
+      recipients: [dave, dave],
+      unit: "base"
+    })
+    expect([base.status, base.body.code]).toEqual([400, "amount_precision"])
+    const paid = await disperse("automate", {
+      assets: [f.token, f.token],
+      amounts: ["100", "1.500000000"],
+      recipients: [dave, dave]
+    })
+    expect(paid.status).toBe(200)
+    expect((await final("automate", paid)).body.status).toBe("confirmed")
+    const inBase = await disperse("automate", { assets: [f.token], amounts: ["100"], recipients: [dave], unit: "base" })
+    expect(inBase.status).toBe(200)
+    expect((await final("automate", inBase)).body.status).toBe("confirmed")
+    expect(await f.tokenBalance(dave)).toBe(101_500_000n + 100n)
+  })
+
+  it("finds a payout by its hash on GET /v1/:network/tx/:hash, under any name of the chain; never with another key's", async () => {
+    const dave = freshAddress()
+    const answer = await disperse("automate", { assets: [f.token], amounts: ["1"], recipients: [dave] })
+    const done = await final("automate", answer)
+    const byHash = (hash: unknown, key = keys.main, network = "anvil") =>
+      f.call("GET", `/v1/${network}/tx/${String(hash)}`, undefined, { "x-api-key": key })
+    for (const network of ["anvil", "31337"]) {
+      const found = await byHash(answer.body.hash, keys.main, network)
+      expect(found).toMatchObject({
+        status: 200,
+        body: { id: answer.body.id, hash: answer.body.userOpHash, meta: { status: "paid" }, txHash: done.body.txHash }
+      })
+    }
+    // By the including transaction's hash too, in any case.
+    expect((await byHash(String(done.body.txHash).toUpperCase().replace("0X", "0x"))).body.id).toBe(answer.body.id)
+    // Another tenant's key (it covers another account): as for a hash nobody sent.
+    expect(await byHash(answer.body.hash, keys.otherAccount)).toMatchObject({
+      status: 404,
+      body: { code: "payout_not_found" }
+    })
+    expect(await byHash(`0x${"ab".repeat(32)}`)).toMatchObject({ status: 404, body: { code: "payout_not_found" } })
+    // Another network's path, and a key of another network.
+    expect((await byHash(answer.body.hash, keys.main, "live")).body.code).toBe("payout_not_found")
+    expect((await byHash(answer.body.hash, keys.otherNetwork)).status).toBe(403)
+    expect((await byHash(answer.body.hash, "wg_live_not-a-real-key-at-all-but-long-enough-000")).status).toBe(401)
+    expect((await byHash("0x1234")).body.code).toBe("invalid_request")
+  })
+
+  it("pays one asset to one recipient on POST …/payout/transfer, exactly once per Idempotency-Key", async () => {
+    const dave = freshAddress()
+    const transfer = (body: unknown, headers: Record<string, string>) =>
+      f.call("POST", `/v1/anvil/account/${account.automate}/payout/transfer`, body, headers)
+    const body = { asset: f.token, amount: "2.5", recipient: dave }
+    const headers = { "x-api-key": keys.main, "idempotency-key": "transfer-1" }
+    // Another tenant's key, a key of another network: refused, nothing paid.
+    expect((await transfer(body, { ...headers, "x-api-key": keys.otherAccount })).status).toBe(403)
+    expect((await transfer(body, { ...headers, "x-api-key": keys.otherNetwork })).status).toBe(403)
+    const answers = await Promise.all(Array.from({ length: 5 }, () => transfer(body, headers)))
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200])
+    expect(new Set(answers.map((answer) => answer.body.userOpHash)).size).toBe(1)
+    expect(answers[0]?.body.transfers).toEqual([
+      { asset: f.token, recipient: getAddress(dave), amount: "2500000", decimals: 6, tokenAmount: "2.5" }
+    ])
+    expect((await final("automate", answers[0] as Answer)).body.status).toBe("confirmed")
+    // Replayed after it landed: the same payout, nothing sent.
+    const replay = await transfer(body, headers)
+    expect(replay.headers.get("idempotent-replayed")).toBe("true")
+    expect(replay.body.userOpHash).toBe(answers[0]?.body.userOpHash)
+    // The key with another body, or on disperse: refused.
+    expect((await transfer({ ...body, amount: "3" }, headers)).body.code).toBe("idempotency_key_reused")
+    expect(
+      (await disperse("automate", { assets: [f.token], amounts: ["2.5"], recipients: [dave] }, headers)).body.code
+    ).toBe("idempotency_key_reused")
+    await wait(300)
+    expect(await f.tokenBalance(dave)).toBe(2_500_000n)
+    // unit base, the native coin, and the refusals of a body.
+    const erin = freshAddress()
+    const native = await transfer(
+      { asset: zeroAddress, amount: "7", recipient: erin, unit: "base" },
+      { "x-api-key": keys.main }
+    )
+    expect((await final("automate", native)).body.status).toBe("confirmed")
+    expect(await f.balance(erin)).toBe(7n)
+    expect((await transfer({ ...body, amount: "0.0000001" }, { "x-api-key": keys.main })).body.code).toBe(
+      "amount_precision"
+    )
+    expect((await transfer({ ...body, amounts: ["1"] }, { "x-api-key": keys.main })).body.code).toBe("invalid_request")
+    expect((await transfer({ asset: f.token, recipient: dave }, { "x-api-key": keys.main })).body.code).toBe(
+      "invalid_request"
+    )
   })
 
   it("never writes a key to the log", () => {
