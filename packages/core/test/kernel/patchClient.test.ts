@@ -120,17 +120,20 @@ describe.each([
     })
     afterAll(() => f?.stop())
 
+    /** One call of nothing to a fresh address from the wallet of `tel`, as the SDK sends it. */
+    const batch = (auth: string) => ({
+      userId: tel,
+      chain: "anvil",
+      to: [freshAddress()],
+      value: ["0"],
+      data: ["0x"],
+      delegatecall: 0,
+      auth
+    })
+
     it("sends a batch as the SDK does and gets its txHash through txStatus {userOpHash}; another app finds nothing by its hashes", async () => {
       const user = await f.phoneUser(TEST_PHONE)
-      const sent = await client.sdkTx({
-        userId: tel,
-        chain: "anvil",
-        to: [freshAddress()],
-        value: ["0"],
-        data: ["0x"],
-        delegatecall: 0,
-        auth: user.jwt
-      })
+      const sent = await client.sdkTx(batch(user.jwt))
       expect(sent.answer.status).toBe(200)
       expect("txHash" in sent ? sent.txHash : sent.error).toMatch(/^0x[0-9a-f]{64}$/)
       const txHash = "txHash" in sent ? sent.txHash : ""
@@ -169,15 +172,7 @@ describe.each([
       expect(before.status).toBe(200)
       const [resolved] = before.body.users as ReadonlyArray<{ accountAddress: Address }>
       const user = await f.phoneUser(TEST_PHONE)
-      const sent = await client.tx({
-        userId: tel,
-        chain: "anvil",
-        to: [freshAddress()],
-        value: ["0"],
-        data: ["0x"],
-        delegatecall: 0,
-        auth: user.jwt
-      })
+      const sent = await client.tx(batch(user.jwt))
       expect(sent.status).toBe(200)
       expect(sent.body.account).toBe(resolved?.accountAddress)
       expect(sent.body.userOpHash).toMatch(/^0x[0-9a-f]{64}$/)
