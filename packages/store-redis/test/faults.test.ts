@@ -100,6 +100,7 @@ const everyOperation: ReadonlyArray<readonly [string, Operation]> = [
     )
   ],
   ["TransactionLog.find", TransactionLog.use((log) => log.find("tx-1"))],
+  ["TransactionLog.findByHash", TransactionLog.use((log) => log.findByHash("0xab"))],
   [
     "TransactionLog.settle",
     TransactionLog.use((log) => log.settle("tx-1", { status: "confirmed", blockNumber: 1, gasUsed: "21000" }))

@@ -34,7 +34,8 @@ const chainFacts = async (f: Fixture, account: Address) => ({
 const nativePayout = (recipients: ReadonlyArray<Address>) => ({
   assets: recipients.map(() => zeroAddress),
   amounts: recipients.map(() => "1"),
-  recipients
+  recipients,
+  unit: "base"
 })
 
 describe("the gas a payout's sponsor pays, default limits (anvil + alto)", () => {

@@ -69,10 +69,11 @@ const Stored = Schema.Tuple([Schema.NullOr(RecordJson), Schema.NullOr(OutcomeJso
 export const redisTransactionLog = (connection: Connection): TransactionLog["Service"] => {
   const txKey = (id: string) => `${connection.keyPrefix}{tx:${id}}`
   const hashKey = (hash: string) => `${connection.keyPrefix}{txh:${hash.toLowerCase()}}`
-  const index = (id: string, hashes: ReadonlyArray<string | undefined>) =>
+  // Named for the operation that writes it: a failure is that operation's.
+  const index = (operation: string, id: string, hashes: ReadonlyArray<string | undefined>) =>
     Effect.forEach(
       hashes.filter((hash): hash is string => hash !== undefined),
-      (hash) => connection.send("TransactionLog.index", (client) => client.set(hashKey(hash), id), Schema.String),
+      (hash) => connection.send(operation, (client) => client.set(hashKey(hash), id), Schema.String),
       { discard: true }
     )
   const find = (id: string) =>
@@ -85,7 +86,7 @@ export const redisTransactionLog = (connection: Connection): TransactionLog["Ser
       )
   return TransactionLog.of({
     save: (record) =>
-      index(record.id, [record.userOpHash, record.txHash]).pipe(
+      index("TransactionLog.save", record.id, [record.userOpHash, record.txHash]).pipe(
         Effect.andThen(
           Effect.suspend(() =>
             connection.run("TransactionLog.save", save, [txKey(record.id)], [encodeRecord(record)], Schema.Number)
@@ -102,7 +103,7 @@ export const redisTransactionLog = (connection: Connection): TransactionLog["Ser
           Effect.map((record) => (record !== undefined && hasHash(record, hash) ? record : undefined))
         ),
     settle: (id, outcome) =>
-      index(id, ["txHash" in outcome ? outcome.txHash : undefined]).pipe(
+      index("TransactionLog.settle", id, ["txHash" in outcome ? outcome.txHash : undefined]).pipe(
         Effect.andThen(
           Effect.suspend(() =>
             connection.run("TransactionLog.settle", settle, [txKey(id)], [encodeOutcome(outcome)], Schema.Number)
