@@ -40,6 +40,15 @@ export interface ResolverOptions {
 const decodeResolve = decoderOf(ResolveRequest, { exact: true })
 
 /**
+ * The Patch SDK's form of the body: `userIds` as one comma-separated string, read as the list it names (the list
+ * is then checked like any other).
+ */
+const listed = (body: unknown): unknown =>
+  typeof body === "object" && body !== null && "userIds" in body && typeof body.userIds === "string"
+    ? { ...body, userIds: body.userIds.split(",").map((userId) => userId.trim()) }
+    : body
+
+/**
  * `POST /v1/resolver`: the wallet address of each user id, a pure function of the id and the deployment, the same
  * before and after its owner signs in and on every chain (a counterfactual Safe).
  */
@@ -58,7 +67,7 @@ export const resolverRoute = (options: ResolverOptions = {}) => {
           open && authorization === undefined ? undefined : yield* appAuth.authenticate(authorization)
         const caller = app === undefined ? `ip:${clientGroupOf(context.clientIp)}` : `app:${app.clientId}`
         yield* admit(yield* RateLimiter, [{ key: `resolver:${caller}`, limit: perMinute, windowMs: 60_000 }])
-        const request = yield* decodeResolve(body)
+        const request = yield* decodeResolve(listed(body))
         const vault = yield* KeyVault
         const users = yield* Effect.forEach(request.userIds, (userId) =>
           appAuth.identityOf(app, userId).pipe(

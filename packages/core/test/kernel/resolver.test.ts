@@ -45,6 +45,9 @@ describe("POST /v1/resolver", () => {
     expect(new Set(users.map((user) => user.accountAddress)).size).toBe(ids.length)
     const again = await post(patch, "/v1/resolver", { userIds: ids }, await bearerOf(patch, "app-1"))
     expect(again.body.users).toEqual(users)
+    // The Patch SDK sends the ids as one comma-separated string.
+    const joined = await post(closed, "/v1/resolver", { userIds: ids.join(",") }, await bearerOf(closed, "app-1"))
+    expect(joined).toMatchObject({ status: 200, body: { users } })
   })
 
   it("requires an app's token unless the operator opened it, and resolves only providers the app is granted", async () => {
@@ -87,6 +90,8 @@ describe("POST /v1/resolver", () => {
       { userIds: [] },
       { userIds: tooMany },
       { userIds: ["no-colon"] },
+      { userIds: "" },
+      { userIds: "tel:+14155552671,,test:alice" },
       { userIds: ["tel:+14155552671"], chain: "eth" }
     ]) {
       expect(await post(closed, "/v1/resolver", body, bearer)).toMatchObject({
