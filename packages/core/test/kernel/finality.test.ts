@@ -3,16 +3,14 @@
 // operation landed exactly once (one UserOperationEvent per hash on the canonical chain, the recipients paid once)
 // or reported failed; status is only ever read in the request (GET /v1/kernel/tx/:id), nothing runs after it.
 import { testUserIdentity } from "@walletgate/core/chain"
-import { type Address, type Hash, parseAbiItem } from "viem"
+import type { Address, Hash } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { userOperationEvents } from "../devnet/shared"
 import { CLIENT, freshAddress, startKernelFixture } from "./fixture"
 
 type Fixture = Awaited<ReturnType<typeof startKernelFixture>>
 type Answer = Awaited<ReturnType<Fixture["call"]>>
 
-const userOperationEvent = parseAbiItem(
-  "event UserOperationEvent(bytes32 indexed userOpHash, address indexed sender, address indexed paymaster, uint256 nonce, bool success, uint256 actualGasCost, uint256 actualGasUsed)"
-)
 // Deeper than the blocks the operations of one test can make on automine (one per bundle: at most one per
 // operation), so that none is final before the reorg however alto splits them into bundles.
 const CONFIRMATIONS = 8
@@ -36,14 +34,7 @@ describe("operations through reorgs, dropped bundles and fee spikes (anvil + alt
 
   /** How many times the EntryPoint executed `userOpHash` on the node's canonical chain. */
   const executions = async (userOpHash: unknown) =>
-    (
-      await f.publicClient.getLogs({
-        address: f.local.deployment.contracts.entryPoint,
-        event: userOperationEvent,
-        args: { userOpHash: userOpHash as Hash },
-        fromBlock: 0n
-      })
-    ).length
+    (await userOperationEvents(f.local, { userOpHash: userOpHash as Hash })).length
 
   /** `count` batches of 1 wei + index to fresh recipients from fresh (funded, already deployed) wallets. */
   const sendBatches = async (count: number) => {

@@ -1,14 +1,11 @@
 import { testUserIdentity } from "@walletgate/core/chain"
 import { testTokenArtifact } from "@walletgate/core/devnet"
-import { encodeFunctionData, type Hash, parseAbiItem, parseEther } from "viem"
+import { encodeFunctionData, type Hash, parseEther } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { userOperationEvents } from "../devnet/shared"
 import { CLIENT, freshAddress, startKernelFixture } from "./fixture"
 
 type Fixture = Awaited<ReturnType<typeof startKernelFixture>>
-
-const userOperationEvent = parseAbiItem(
-  "event UserOperationEvent(bytes32 indexed userOpHash, address indexed sender, address indexed paymaster, uint256 nonce, bool success, uint256 actualGasCost, uint256 actualGasUsed)"
-)
 
 describe("POST /v1/kernel/tx on the ERC-4337 pipeline (anvil + alto)", { tags: ["devnet"] }, () => {
   let f: Fixture
@@ -28,14 +25,7 @@ describe("POST /v1/kernel/tx on the ERC-4337 pipeline (anvil + alto)", { tags: [
 
   /** How many times the EntryPoint executed the operation `userOpHash`. */
   const executions = async (userOpHash: unknown) =>
-    (
-      await f.publicClient.getLogs({
-        address: f.local.deployment.contracts.entryPoint,
-        event: userOperationEvent,
-        args: { userOpHash: userOpHash as Hash },
-        fromBlock: 0n
-      })
-    ).length
+    (await userOperationEvents(f.local, { userOpHash: userOpHash as Hash })).length
 
   it("deploys a new user's Safe and runs an ETH and two ERC-20 transfers atomically; the paymaster pays", async () => {
     const wallet = await f.walletOf(user.identity)

@@ -4,15 +4,12 @@
 import { Bundler, IdempotencyStore, StoreUnavailable } from "@walletgate/core"
 import { makeJsonRpcBundler, testUserIdentity } from "@walletgate/core/chain"
 import { Effect, Layer } from "effect"
-import { type Hash, parseAbiItem } from "viem"
+import type { Hash } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { userOperationEvents } from "../devnet/shared"
 import { CLIENT, freshAddress, startKernelFixture } from "./fixture"
 
 type Fixture = Awaited<ReturnType<typeof startKernelFixture>>
-
-const userOperationEvent = parseAbiItem(
-  "event UserOperationEvent(bytes32 indexed userOpHash, address indexed sender, address indexed paymaster, uint256 nonce, bool success, uint256 actualGasCost, uint256 actualGasUsed)"
-)
 
 /** What the next request meets: a link that fails, or a send that never happens (the request dies first). */
 const faults = { failNextLink: false, dieBeforeNextSend: false, sends: 0 }
@@ -63,14 +60,7 @@ describe("faults between recording and sending an operation", { tags: ["devnet"]
   })
 
   const executions = async (userOpHash: unknown) =>
-    (
-      await f.publicClient.getLogs({
-        address: f.local.deployment.contracts.entryPoint,
-        event: userOperationEvent,
-        args: { userOpHash: userOpHash as Hash },
-        fromBlock: 0n
-      })
-    ).length
+    (await userOperationEvents(f.local, { userOpHash: userOpHash as Hash })).length
 
   const batch = (userId: string, to: string, key: string) =>
     f.call(
