@@ -2,7 +2,8 @@
 // `node scripts/build-changed.ts [workspace name…]` (default: every workspace with a build script). A workspace is
 // up to date when its output (dist/, or build/ for a bundle) is newer than each of its own files, the lock file and
 // the output of every workspace it depends on. One line per workspace it builds; the build's own output only when
-// it fails. `npm start` runs it, so that a second start with nothing changed builds nothing.
+// it fails. `npm start` (scripts/start.ts) calls `buildChanged`, so that a second start with nothing changed builds
+// nothing.
 import { spawnSync } from "node:child_process"
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
@@ -99,26 +100,30 @@ const ordered = (names: ReadonlyArray<string>): Array<Workspace> => {
   return out
 }
 
-const requested = process.argv.slice(2)
-const plan = ordered(requested.length > 0 ? requested : [...workspaces.keys()]).filter(
-  (workspace) => workspace.build !== undefined
-)
-let built = 0
-for (const workspace of plan) {
-  const why = staleness(workspace)
-  if (why === undefined) continue
-  process.stdout.write(`building ${workspace.name} (${why})… `)
-  const started = performance.now()
-  const result = spawnSync("npm", ["run", "build", "--silent", "-w", workspace.name], {
-    cwd: root,
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  if (result.status !== 0) {
-    process.stderr.write(`failed\n${result.stdout}${result.stderr}`)
-    process.exit(result.status ?? 1)
+/** Builds `names` (every workspace when empty) and what they need, where stale; exits the process if a build fails. */
+export const buildChanged = (names: ReadonlyArray<string>): void => {
+  const plan = ordered(names.length > 0 ? names : [...workspaces.keys()]).filter(
+    (workspace) => workspace.build !== undefined
+  )
+  let built = 0
+  for (const workspace of plan) {
+    const why = staleness(workspace)
+    if (why === undefined) continue
+    process.stdout.write(`building ${workspace.name} (${why})… `)
+    const started = performance.now()
+    const result = spawnSync("npm", ["run", "build", "--silent", "-w", workspace.name], {
+      cwd: root,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    if (result.status !== 0) {
+      process.stderr.write(`failed\n${result.stdout}${result.stderr}`)
+      process.exit(result.status ?? 1)
+    }
+    built += 1
+    process.stdout.write(`${((performance.now() - started) / 1000).toFixed(1)} s\n`)
   }
-  built += 1
-  process.stdout.write(`${((performance.now() - started) / 1000).toFixed(1)} s\n`)
+  if (built === 0) process.stdout.write("packages up to date\n")
 }
-if (built === 0) process.stdout.write("packages up to date\n")
+
+if (import.meta.main) buildChanged(process.argv.slice(2))

@@ -3,11 +3,10 @@
 // modules it otherwise resolves one by one (it imports Sentry and OpenTelemetry at start). pino stays outside the
 // bundle (it starts its transports from files of its own). Nothing to do when the file for this version exists;
 // one line when it bundles; a failure only warns, and alto then runs from its package as before.
-// `npm run build` and `npm start` run it.
+// `npm run build` runs it, and `npm start` (scripts/start.ts) calls `bundleAlto`.
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
-import { build } from "esbuild"
 
 const require = createRequire(import.meta.url)
 const packageDir = join(dirname(require.resolve("@pimlico/alto")), "..")
@@ -16,13 +15,17 @@ const { version } = JSON.parse(readFileSync(join(packageDir, "package.json"), "u
 const cacheDir = join(packageDir, "..", "..", ".cache", "walletgate")
 const target = join(cacheDir, `alto-${version}.mjs`)
 
-if (!existsSync(target)) {
+/** Bundles alto into the cache unless this version's bundle is there; never throws (a failure only warns). */
+export const bundleAlto = async (): Promise<void> => {
+  if (existsSync(target)) return
   process.stdout.write(`bundling alto ${version} for faster starts… `)
   const started = performance.now()
   mkdirSync(cacheDir, { recursive: true })
   for (const old of readdirSync(cacheDir)) if (/^alto-.*\.mjs/.test(old)) rmSync(join(cacheDir, old), { force: true })
   const partial = `${target}.${process.pid}.tmp`
   try {
+    // esbuild is loaded only when there is something to bundle.
+    const { build } = await import("esbuild")
     await build({
       entryPoints: [join(packageDir, "esm", "cli", "alto.js")],
       outfile: partial,
@@ -51,3 +54,5 @@ if (!existsSync(target)) {
     process.stdout.write(`skipped (${error instanceof Error ? error.message.split("\n")[0] : String(error)})\n`)
   }
 }
+
+if (import.meta.main) await bundleAlto()
