@@ -7,13 +7,12 @@ import { ClientStore } from "./auth/ClientStore"
 import { type ExternalIssuerConfig, IdentityProviders } from "./auth/IdentityProviders"
 import { appAuth } from "./auth/module"
 import type { SigningKeys } from "./auth/SigningKeys"
-import type { BatchRelayOptions } from "./chain/BatchRelay"
 import { Bundler, makeJsonRpcBundler } from "./chain/Bundler"
 import { KeyVault } from "./chain/KeyVault"
 import { bundlerEndpoints, type NetworkConfig, Networks } from "./chain/networks"
 import { composeGateway } from "./compose"
 import type { Gateway } from "./http/contract"
-import { type KernelTxOptions, kernelTx, relay } from "./kernel/module"
+import { type KernelTxOptions, kernelTx, pipeline } from "./kernel/module"
 import { type EmbeddedSignInOptions, embeddedSignInPorts, phoneSignIn } from "./otp/module"
 import type { OtpStore } from "./otp/OtpStore"
 import type { OtpPolicy } from "./otp/policy"
@@ -148,8 +147,6 @@ export interface MakeGatewayOptions<E> {
   readonly apps?: AppAuthOptions
   /** Batch limits, and the statuses of refusals (`clientStatuses: "patch"` for Patch Wallet clients). */
   readonly kernel?: KernelTxOptions
-  /** Signed-batch deadline and receipt wait. */
-  readonly relay?: BatchRelayOptions
   /**
    * The operator token (at least 32 characters): `Authorization: Bearer <token>` on `GET /v1/health` adds the
    * spend policy's limits and use per network. Without it, nobody sees that detail.
@@ -158,8 +155,8 @@ export interface MakeGatewayOptions<E> {
 }
 
 /** Every module walletgate has, as {@link makeGateway} serves them. */
-export const standardModules = (options: Pick<MakeGatewayOptions<never>, "apps" | "kernel" | "relay"> = {}) =>
-  [phoneSignIn(), appAuth(options.apps), relay(options.relay), kernelTx(options.kernel), payouts(), sweeper()] as const
+export const standardModules = (options: Pick<MakeGatewayOptions<never>, "apps" | "kernel"> = {}) =>
+  [phoneSignIn(), appAuth(options.apps), pipeline(), kernelTx(options.kernel), payouts(), sweeper()] as const
 
 /**
  * Builds a walletgate with every module: phone sign-in, app auth, wallet transactions, payouts and the

@@ -7,7 +7,7 @@ import { type GasBudget, GasLedger } from "../state/GasLedger"
 import { GasBudgetExhausted, GasCeilingExceeded } from "./errors"
 
 /**
- * The gas walletgate pays on one network (the relayer's today, a paymaster's sponsorship later), counted in
+ * The gas walletgate pays on one network (what the operator's paymaster sponsors), counted in
  * gas units over fixed windows. Every field is optional in `NetworkConfig.spend`; the defaults depend on
  * whether the network is a test network ({@link testnetSpendLimits}, {@link liveSpendLimits}).
  */
@@ -24,7 +24,7 @@ export interface SpendLimitsOptions {
   readonly perUser?: number
   /** Gas per window for the payouts of one API key. */
   readonly perApiKey?: number
-  /** Gas per window for everything the network's relayer (or paymaster) pays. */
+  /** Gas per window for everything the network's paymaster sponsors. */
   readonly perNetwork?: number
 }
 
@@ -125,7 +125,7 @@ export interface SpendUse {
 }
 
 /**
- * The spend policy (one for the relayer and for a paymaster): before the gas of an operation is signed for, its
+ * The spend policy of the gas walletgate sponsors: before the gas of an operation is signed for, its
  * ceiling is checked and the gas is reserved in the payer's budgets and the network's, so that a refused
  * operation costs nothing and concurrent operations never reserve past a budget.
  */
@@ -133,8 +133,8 @@ export class SpendPolicy extends Context.Service<
   SpendPolicy,
   {
     /**
-     * Checks `gas`, the most the operation can cost (the gas limit the relayer signs, or the sum of a user
-     * operation's gas limits a paymaster sponsors), against the network's ceiling for `payer`'s kind, then
+     * Checks `gas`, the most the operation can cost (the sum of the user operation's gas limits, which the
+     * paymaster sponsors), against the network's ceiling for `payer`'s kind, then
      * reserves it in the payer's budgets (atomically, all or nothing) and in the network's. Call it after the
      * gas is known and before anything is signed or sent; what it reserves is never given back.
      */

@@ -15,12 +15,12 @@ import { AccountLocks } from "../state/AccountLocks"
 import type { StoreUnavailable } from "../state/errors"
 import { type IdempotencyInFlight, OperationLink } from "../state/IdempotencyStore"
 import { isFinalStatus, TransactionLog, type TxOutcome, type TxRecord } from "../state/TransactionLog"
-import { decodeRevertReason } from "./BatchRelay"
 import { Bundler, type BundlerError, type UserOperation07 } from "./Bundler"
 import { CallReverted, type ChainUnavailable, GasPriceAboveCap, UnsupportedChain } from "./errors"
 import { type AccountIdentity, accountSalt } from "./identity"
 import { KeyVault } from "./KeyVault"
 import { type Network, rpc, withinDeadline } from "./networks"
+import { decodeRevertReason } from "./revertReason"
 import { canonicalSafe4337Contracts, type SafeAccount, type SafeCall, safeAccount } from "./safeAccount"
 import {
   type AccountChainState,

@@ -6,15 +6,13 @@ import {
   type Address,
   type Chain,
   createPublicClient,
-  createWalletClient,
   defineChain,
   fallback,
   type Hex,
   http,
   type LocalAccount,
   type PublicClient,
-  type Transport,
-  type WalletClient
+  type Transport
 } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { chainIdOfName } from "./chainNames"
@@ -30,7 +28,12 @@ export interface Erc4337Config {
    * The operator's VerifyingPaymaster (EntryPoint v0.7) and the key the gateway signs sponsorships with; without
    * one, each Safe pays its own gas.
    */
-  readonly paymaster?: { readonly address: Address; readonly signerKey: Hex }
+  readonly paymaster?: {
+    readonly address: Address
+    readonly signerKey: Hex
+    /** Below this deposit at the EntryPoint (wei) the paymaster is low: `GET /v1/health` is degraded; default 0.05 ETH. */
+    readonly minDepositWei?: bigint
+  }
   /** Blocks on top of (and including) an operation's block before it is final; default 1. */
   readonly confirmations?: number
   /** How long to wait for one bundler answer; default 10 s. */
@@ -52,13 +55,15 @@ export interface FeeCaps {
 export interface Erc4337Settings {
   readonly bundlerUrl: string
   readonly bundlerTimeoutMs: number
-  /** Who signs sponsorships at which paymaster; absent: the Safe pays its own gas. */
-  readonly sponsor: { readonly paymaster: Address; readonly signer: LocalAccount } | undefined
+  /** Who signs sponsorships at which paymaster, and below which deposit it is low; absent: the Safe pays its own gas. */
+  readonly sponsor:
+    | { readonly paymaster: Address; readonly signer: LocalAccount; readonly minDepositWei: bigint }
+    | undefined
   readonly confirmations: number
   readonly feeCaps: FeeCaps
 }
 
-/** How a network is configured: where its node is, our contracts on it, and the relayer that pays gas. */
+/** How a network is configured: where its node is, walletgate's contracts on it, and its ERC-4337 pipeline. */
 export interface NetworkConfig {
   /** The slug clients use (`mainnet`, `base`, `sepolia`, `anvil`, …). */
   readonly slug: string
@@ -69,13 +74,6 @@ export interface NetworkConfig {
   /** Test networks accept blank `auth` from test-mode apps; live networks never do. */
   readonly testnet: boolean
   readonly contracts: ChainContracts
-  /**
-   * The relayer's private key: it submits every transaction and pays the gas. Each instance of a fleet
-   * needs its own relayer key: the relayer's nonces are allocated in process.
-   */
-  readonly relayerKey: Hex
-  /** Below this balance (wei) the relayer is reported low; default 0.05 ETH. */
-  readonly relayerLowBalanceWei?: bigint
   /** How often to poll for receipts; default 1000 ms (a local node: 20 ms). */
   readonly pollingIntervalMs?: number
   /** How long to wait for one RPC answer (one try of viem's transport, which tries 3 times); default 10 s. */
@@ -91,7 +89,7 @@ export interface NetworkConfig {
   readonly spend?: SpendLimitsOptions
 }
 
-/** The longest `GET /v1/health` (and any relayer balance check) waits for a node. */
+/** The longest `GET /v1/health` waits for a node or a bundler. */
 export const HEALTH_DEADLINE_MS = 2_000
 
 /** A network the gateway serves, with its clients. */
@@ -101,8 +99,6 @@ export interface Network {
   readonly testnet: boolean
   readonly contracts: ChainContracts
   readonly publicClient: PublicClient<Transport, Chain>
-  readonly relayer: WalletClient<Transport, Chain, LocalAccount>
-  readonly relayerLowBalanceWei: bigint
   /** The overall deadline of one chain request on this network (see {@link NetworkConfig.rpcDeadlineMs}). */
   readonly rpcDeadlineMs: number
   /** The ERC-4337 pipeline's settings, when the network has one. */
@@ -169,21 +165,17 @@ export const networkTransport = (
   )
 }
 
-/** viem's description of a configured network's chain (its RPC URLs; Multicall3 at `multicall` when given). */
-export const networkChain = (
-  config: Pick<NetworkConfig, "slug" | "chainId" | "rpcUrl" | "fallbackRpcUrls">,
-  multicall?: Address
-): Chain =>
+/** viem's description of a configured network's chain (its RPC URLs). */
+export const networkChain = (config: Pick<NetworkConfig, "slug" | "chainId" | "rpcUrl" | "fallbackRpcUrls">): Chain =>
   defineChain({
     id: config.chainId,
     name: config.slug,
     nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-    rpcUrls: { default: { http: [config.rpcUrl, ...(config.fallbackRpcUrls ?? [])] } },
-    ...(multicall === undefined ? {} : { contracts: { multicall3: { address: multicall } } })
+    rpcUrls: { default: { http: [config.rpcUrl, ...(config.fallbackRpcUrls ?? [])] } }
   })
 
 const toNetwork = (config: NetworkConfig, spend: SpendLimits): Network => {
-  const chain = networkChain(config, config.contracts.multicall)
+  const chain = networkChain(config)
   const transport = networkTransport(config)
   return {
     slug: config.slug,
@@ -191,8 +183,6 @@ const toNetwork = (config: NetworkConfig, spend: SpendLimits): Network => {
     testnet: config.testnet,
     contracts: config.contracts,
     publicClient: createPublicClient({ chain, transport, pollingInterval: config.pollingIntervalMs ?? 1000 }),
-    relayer: createWalletClient({ chain, transport, account: privateKeyToAccount(config.relayerKey) }),
-    relayerLowBalanceWei: config.relayerLowBalanceWei ?? 50_000_000_000_000_000n,
     rpcDeadlineMs: config.rpcDeadlineMs ?? 5_000,
     erc4337: config.erc4337 === undefined ? undefined : erc4337Settings(config.slug, config.erc4337),
     spend
@@ -210,7 +200,11 @@ const erc4337Settings = (slug: string, config: Erc4337Config): Erc4337Settings =
     sponsor:
       config.paymaster === undefined
         ? undefined
-        : { paymaster: config.paymaster.address, signer: privateKeyToAccount(config.paymaster.signerKey) },
+        : {
+            paymaster: config.paymaster.address,
+            signer: privateKeyToAccount(config.paymaster.signerKey),
+            minDepositWei: config.paymaster.minDepositWei ?? 50_000_000_000_000_000n
+          },
     confirmations,
     feeCaps: config.feeCaps ?? {}
   }
@@ -258,12 +252,3 @@ const describeRpcError = (error: unknown): string => {
   const short = (error as { shortMessage?: unknown }).shortMessage
   return typeof short === "string" ? `${error.name}: ${short}` : error.name
 }
-
-/** The relayer's balance on `network` and whether it is below the network's low mark, within the health deadline. */
-export const relayerBalance = (network: Network) =>
-  rpc(
-    network,
-    "getBalance",
-    () => network.publicClient.getBalance({ address: network.relayer.account.address }),
-    Math.min(network.rpcDeadlineMs, HEALTH_DEADLINE_MS)
-  ).pipe(Effect.map((balance) => ({ balance, low: balance < network.relayerLowBalanceWei })))

@@ -47,10 +47,10 @@ export interface Devnet {
   readonly paymasterSigner: LocalAccount
   /**
    * The gateway's configuration of this network (a test network): its bundler and the operator's paymaster, which
-   * sponsors every operation, and walletgate's own contracts and relayer (dev account 2) for the payouts.
+   * sponsors every operation, and walletgate's dust sweeper.
    */
   readonly network: NetworkConfig
-  /** walletgate's own contracts (the payouts' batch accounts, disperse and sweeper). */
+  /** walletgate's own contract on it: the dust sweeper. */
   readonly contracts: ChainContracts
   /** Sets an address's ETH balance (anvil's `anvil_setBalance`): test funds for the local chain only. */
   readonly setBalance: (address: Address, wei: bigint) => Promise<void>
@@ -58,7 +58,7 @@ export interface Devnet {
   readonly stop: () => Promise<void>
 }
 
-/** Dev accounts of the devnet (anvil's mnemonic): 0–2 and 9 serve walletgate's own contracts (`deployLocalContracts`). */
+/** Dev accounts of the devnet (anvil's mnemonic): 0, 1 and 9 serve the dust sweeper (`deployLocalContracts`). */
 const operatorIndex = 3
 const paymasterSignerIndex = 4
 const executorIndexes = [5, 6, 7] as const
@@ -66,7 +66,7 @@ const utilityIndex = 8
 
 /**
  * Starts anvil on a free port, deploys the ERC-4337 contracts and a VerifyingPaymaster (10 ETH deposit, 1 ETH
- * stake) from dev account 3 and walletgate's own contracts from dev account 0, and starts alto beside it; `stop()` stops both, and a failure on the way stops what
+ * stake) from dev account 3 and walletgate's sweeper from dev account 0, and starts alto beside it; `stop()` stops both, and a failure on the way stops what
  * was started.
  */
 export const startDevnet = async (options: DevnetOptions = {}): Promise<Devnet> => {

@@ -1,21 +1,12 @@
 // `@walletgate/core/devnet`: a local chain for development and tests: anvil, the alto bundler, the contracts
 // deployed on it and the test token. Contract bytecode is only reachable from here.
 
-export {
-  disperseArtifact,
-  multicallArtifact,
-  sweeperArtifact,
-  testTokenArtifact,
-  walletAccountArtifact,
-  walletFactoryArtifact
-} from "../chain/artifacts"
+export { sweeperArtifact, testTokenArtifact } from "../chain/artifacts"
 export {
   type ChainContracts,
   deployContracts,
   deployTestToken,
-  predictAccountAddress,
   type SweeperParameters,
-  signBatch,
   type TestTokenParameters
 } from "../chain/contracts"
 export {

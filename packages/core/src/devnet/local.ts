@@ -21,7 +21,7 @@ export const anvilDevKey = (index: number): Hex => {
   return toHex(key)
 }
 
-/** A local anvil node with walletgate's contracts: the embedded default network. */
+/** A local anvil node with walletgate's own contract (the sweeper), without a bundler. */
 export interface LocalNetwork {
   readonly anvil: AnvilInstance
   /** The gateway configuration of this network (a test network, slug `anvil` by default). */
@@ -36,8 +36,8 @@ export interface LocalNetwork {
 }
 
 /**
- * Deploys walletgate's own contracts on `anvil`: dev account 0 deploys, dev account 2 is the relayer, dev account 1
- * operates the sweeper and dev account 9 takes its fees (2.5 %). The network it gives has no ERC-4337 pipeline.
+ * Deploys walletgate's own contract, the dust sweeper, on `anvil`: dev account 0 deploys, dev account 1 operates the
+ * sweeper and dev account 9 takes its fees (2.5 %). The network it gives has no ERC-4337 pipeline.
  */
 export const deployLocalContracts = async (
   anvil: AnvilInstance,
@@ -73,14 +73,13 @@ export const deployLocalContracts = async (
       rpcUrl: anvil.rpcUrl,
       testnet: true,
       contracts,
-      relayerKey: anvilDevKey(2),
       pollingIntervalMs: 20
     }
   }
 }
 
 /**
- * Starts anvil on a free port and deploys walletgate's contracts ({@link deployLocalContracts}). Without a
+ * Starts anvil on a free port and deploys walletgate's sweeper ({@link deployLocalContracts}). Without a
  * bundler: `startDevnet` starts the network with its ERC-4337 pipeline.
  */
 export const startLocalNetwork = async (

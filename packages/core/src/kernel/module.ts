@@ -4,11 +4,11 @@ import type { AppAuth } from "../auth/AppAuth"
 import { type ClientStatuses, withClientStatuses } from "../auth/clientStatuses"
 import { type AuthError, authProblems, type ClientStatusError, clientStatusProblems } from "../auth/errors"
 import type { IdentityProviders } from "../auth/IdentityProviders"
-import { BatchRelay, type BatchRelayOptions } from "../chain/BatchRelay"
 import type { Bundler } from "../chain/Bundler"
 import { type ChainError, chainProblems } from "../chain/errors"
 import type { KeyVault } from "../chain/KeyVault"
-import { Networks, relayerBalance } from "../chain/networks"
+import { Networks } from "../chain/networks"
+import { pipelineHealth, pipelineHealthy } from "../chain/pipelineHealth"
 import { SpendPolicy } from "../chain/SpendPolicy"
 import { UserOperations, type UserOperationsOptions } from "../chain/UserOperations"
 import { defineModule, type GatewayModule } from "../http/module"
@@ -25,43 +25,24 @@ import { type ResolverOptions, resolverRoute } from "./resolver"
 import { kernelRoutes } from "./routes"
 import { signRoute } from "./sign"
 
-/** The ports the relayer needs. */
-export type RelayPorts = Networks | AccountLocks | TransactionLog | SecureRandom | GasLedger
+/** The ports the pipeline module needs. */
+export type PipelinePorts = Networks | Bundler | GasLedger
 
 /**
- * The relayer that runs batches for the wallet and payout modules (both list `relay` in `needs`, so they share
- * one) within the spend policy, its balances in `GET /v1/health`, and the policy's limits and use for the operator.
+ * The parts of the ERC-4337 pipeline that the wallet and payout modules share (both list `pipeline` in `needs`):
+ * the spend policy; each network's bundler (does it serve the EntryPoint?) and paymaster deposit (is it low?) in
+ * `GET /v1/health`; and, for the operator, the policy's limits and use.
  */
-export const relay = (options: BatchRelayOptions = {}): GatewayModule<RelayPorts, BatchRelay | SpendPolicy> =>
-  defineModule<BatchRelay | SpendPolicy, RelayPorts, ChainError>({
-    name: "relay",
-    layer: BatchRelay.layer(options).pipe(Layer.provideMerge(SpendPolicy.layer)),
+export const pipeline = (): GatewayModule<PipelinePorts, SpendPolicy> =>
+  defineModule<SpendPolicy, PipelinePorts, ChainError>({
+    name: "pipeline",
+    layer: SpendPolicy.layer,
     routes: [],
     problems: chainProblems,
     health: Effect.gen(function* () {
       const networks = yield* Networks
-      const relayers = yield* Effect.forEach(
-        networks.all,
-        (network) =>
-          relayerBalance(network).pipe(
-            Effect.map(({ balance, low }) => ({
-              network: network.slug,
-              relayer: network.relayer.account.address,
-              balanceWei: String(balance),
-              low,
-              reachable: true
-            })),
-            Effect.orElseSucceed(() => ({
-              network: network.slug,
-              relayer: network.relayer.account.address,
-              balanceWei: null,
-              low: null,
-              reachable: false
-            }))
-          ),
-        { concurrency: "unbounded" }
-      )
-      return { healthy: relayers.every((one) => one.reachable && one.low === false), detail: { relayers } }
+      const pipelines = yield* Effect.forEach(networks.all, pipelineHealth, { concurrency: "unbounded" })
+      return { healthy: pipelines.every(pipelineHealthy), detail: { networks: pipelines } }
     }),
     operatorHealth: Effect.gen(function* () {
       const networks = yield* Networks
@@ -102,13 +83,13 @@ export interface KernelTxOptions extends KernelOptions {
 
 /**
  * Wallet transactions (SPEC §4.3): `POST /v1/kernel/tx`, `GET /v1/kernel/tx/:id` and `POST /v1/resolver`, on the ERC-4337 pipeline
- * (`UserOperations`). Needs the `appAuth` module, and `relay` for the spend policy it shares with the payouts.
+ * (`UserOperations`). Needs the `appAuth` module, and `pipeline` for the spend policy it shares with the payouts.
  */
 export const kernelTx = (options: KernelTxOptions = {}): GatewayModule<KernelTxPorts | AppAuth | SpendPolicy, Kernel> =>
   defineModule<Kernel, KernelTxPorts | AppAuth | SpendPolicy, KernelError | AuthError | ChainError | ClientStatusError>(
     {
       name: "kernelTx",
-      needs: ["appAuth", "relay"],
+      needs: ["appAuth", "pipeline"],
       layer: Kernel.layer(options).pipe(Layer.provide(UserOperations.layer(options.operations))),
       routes: withClientStatuses<RouteServices<KernelRoute>, RouteErrors<KernelRoute>>(
         options.clientStatuses ?? "standard",

@@ -17,7 +17,7 @@ import { type PayoutError, payoutProblems } from "./errors"
 import { Payouts } from "./Payouts"
 import { payoutRoutes } from "./routes"
 
-/** The ports payouts need (the spend policy comes with the `relay` module). */
+/** The ports payouts need (the spend policy comes with the `pipeline` module). */
 export type PayoutPorts =
   | Networks
   | KeyVault
@@ -32,12 +32,12 @@ export type PayoutPorts =
 /**
  * The automation interface (SPEC §4.4): `POST /v1/:network/account/:address/payout/disperse` and the payout's
  * status, with `X-API-KEY`; each payout one sponsored user operation through the network's bundler. Needs the
- * `relay` module (the spend policy).
+ * `pipeline` module (the spend policy).
  */
 export const payouts = (): GatewayModule<PayoutPorts | SpendPolicy, Payouts> =>
   defineModule<Payouts, PayoutPorts | SpendPolicy, PayoutError | AuthError | ChainError>({
     name: "payouts",
-    needs: ["relay"],
+    needs: ["pipeline"],
     // The pipeline keeps nothing of its own (its state is in the ports), so this instance and any other agree.
     layer: Payouts.layer.pipe(Layer.provide(UserOperations.layer())),
     routes: payoutRoutes,

@@ -2,9 +2,10 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
-import { type Address, type ContractFunctionParameters, erc20Abi, type Hex, parseAbi } from "viem"
-import { multicallArtifact, sweeperArtifact } from "../chain/artifacts"
+import { type Address, type ContractFunctionParameters, encodeFunctionData, erc20Abi, type Hex, parseAbi } from "viem"
+import { sweeperArtifact } from "../chain/artifacts"
 import { ChainUnavailable } from "../chain/errors"
+import { type MulticallRoute, makeMulticallRoutes } from "../chain/multicall3"
 import { type Network, rpc } from "../chain/networks"
 
 /** A token's own `symbol()` and `decimals()`; `undefined` where the contract's answer cannot be decoded. */
@@ -75,19 +76,16 @@ export class BalanceReader extends Context.Service<
     readonly head: (network: Network) => Effect.Effect<bigint, ChainUnavailable>
   }
 >()("@walletgate/core/BalanceReader") {
-  /** Reads through the network's Multicall contract (`aggregate3`), one `eth_call` per batch. */
-  static readonly multicall: Layer.Layer<BalanceReader> = Layer.succeed(
-    BalanceReader,
-    BalanceReader.of({
+  /**
+   * Reads through Multicall3 (`aggregate3`), one `eth_call` per batch: at its canonical address where the chain has
+   * it, deployless elsewhere (see `makeMulticallRoutes`; the first read of a chain asks which, once).
+   */
+  static readonly multicall: Layer.Layer<BalanceReader> = Layer.sync(BalanceReader, () => {
+    const read = reader(makeMulticallRoutes())
+    return BalanceReader.of({
       holdings: (network, holder, tokens) => {
         const calls: Array<ContractFunctionParameters> = [
-          { address: BLOCK_PROBE, abi: blockProbeAbi, functionName: "block" },
-          {
-            address: network.contracts.multicall,
-            abi: multicallArtifact.abi,
-            functionName: "getEthBalance",
-            args: [holder]
-          },
+          { address: BLOCK_PROBE, abi: blockProbeAbi, functionName: "block", args: [holder] },
           { address: network.contracts.sweeper, abi: sweeperArtifact.abi, functionName: "feeBps" },
           ...tokens.flatMap((token) => [
             ...balanceAndAllowance(token, holder, network.contracts.sweeper),
@@ -95,20 +93,25 @@ export class BalanceReader extends Context.Service<
           ])
         ]
         return read(network, "holdings", calls, {
-          // The block's number and time come from code placed at BLOCK_PROBE for this call only (an eth_call
-          // state override), so the values and the block they were read in arrive in one round trip.
+          // The block's number and time and the holder's ETH come from code placed at BLOCK_PROBE for this call only
+          // (an eth_call state override), so the values and the block they were read in arrive in one round trip.
           stateOverride: [{ address: BLOCK_PROBE, code: BLOCK_PROBE_CODE }],
           // viem splits a multicall at 1 024 bytes of calldata by default; 0 keeps it one eth_call.
           batchSize: 0
         }).pipe(
           Effect.flatMap((results) =>
             Effect.gen(function* () {
-              const [blockNumber, time] = yield* required(network, results, 0, isBigIntPair, "block number and time")
-              const eth = yield* required(network, results, 1, Predicate.isBigInt, "ETH balance")
-              const feeBps = yield* required(network, results, 2, Predicate.isBigInt, "sweeper fee")
+              const [blockNumber, time, eth] = yield* required(
+                network,
+                results,
+                0,
+                isBigIntTriple,
+                "block number, time and ETH balance"
+              )
+              const feeBps = yield* required(network, results, 1, Predicate.isBigInt, "sweeper fee")
               const holdings: Array<TokenHolding> = []
               for (const [index, token] of tokens.entries()) {
-                const at = 3 + index * 4
+                const at = 2 + index * 4
                 holdings.push({
                   token,
                   balance: yield* required(network, results, at, Predicate.isBigInt, `balanceOf of ${token}`),
@@ -166,21 +169,22 @@ export class BalanceReader extends Context.Service<
             ),
       head: (network) => rpc(network, "blockNumber", () => network.publicClient.getBlockNumber({ cacheTime: 0 }))
     })
-  )
+  })
 }
 
 /** Where the block-number probe's code is placed for one call: an address with no code of its own. */
 const BLOCK_PROBE: Address = "0x000000000000000000000000000000000000b10c"
 /**
- * `NUMBER PUSH1 0 MSTORE TIMESTAMP PUSH1 32 MSTORE PUSH1 64 PUSH1 0 RETURN`: answers the block's number and time,
- * whatever the calldata.
+ * `PUSH1 4 CALLDATALOAD BALANCE PUSH1 64 MSTORE NUMBER PUSH1 0 MSTORE TIMESTAMP PUSH1 32 MSTORE PUSH1 96 PUSH1 0
+ * RETURN`: answers the block's number and time and the ETH balance of the address in its first argument, whatever
+ * the selector (Multicall3's own `getEthBalance` is out of reach when Multicall3 runs deployless).
  */
-const BLOCK_PROBE_CODE: Hex = "0x436000524260205260406000f3"
-const blockProbeAbi = parseAbi(["function block() view returns (uint256, uint256)"])
+const BLOCK_PROBE_CODE: Hex = "0x60043531604052436000524260205260606000f3"
+const blockProbeAbi = parseAbi(["function block(address holder) view returns (uint256, uint256, uint256)"])
 
-/** The probe's answer, as viem decodes two outputs: a pair of integers. */
-const isBigIntPair = (value: unknown): value is readonly [bigint, bigint] =>
-  Array.isArray(value) && value.length === 2 && value.every(Predicate.isBigInt)
+/** The probe's answer, as viem decodes three outputs: three integers. */
+const isBigIntTriple = (value: unknown): value is readonly [bigint, bigint, bigint] =>
+  Array.isArray(value) && value.length === 3 && value.every(Predicate.isBigInt)
 
 type CallResult = { readonly status: "success"; readonly result: unknown } | { readonly status: "failure" }
 
@@ -194,27 +198,57 @@ const metadataCalls = (token: Address): Array<ContractFunctionParameters> => [
   { address: token, abi: erc20Abi, functionName: "symbol" }
 ]
 
-/** Runs `calls` through the network's Multicall; each call may fail on its own (`allowFailure`). */
-const read = (
-  network: Network,
-  what: string,
-  calls: ReadonlyArray<ContractFunctionParameters>,
-  options: {
-    readonly batchSize: number
-    readonly blockNumber?: bigint
-    readonly stateOverride?: ReadonlyArray<{ readonly address: Address; readonly code: Hex }>
-  }
-): Effect.Effect<ReadonlyArray<CallResult>, ChainUnavailable> =>
-  rpc(network, what, () =>
-    network.publicClient.multicall({
-      contracts: calls,
-      allowFailure: true,
-      multicallAddress: network.contracts.multicall,
-      batchSize: options.batchSize,
-      ...(options.blockNumber === undefined ? {} : { blockNumber: options.blockNumber }),
-      ...(options.stateOverride === undefined ? {} : { stateOverride: [...options.stateOverride] })
+/**
+ * The most calldata per deployless `eth_call`, as viem counts it (the calls' own data): the calls travel inside init
+ * code, which EIP-3860 caps at 49 152 bytes, and each call's ABI framing adds about 160 bytes to a 36-byte call.
+ */
+const DEPLOYLESS_CHUNK_BYTES = 6_000
+
+/** The calldata `calls` make, in bytes, as viem counts it when it splits a multicall. */
+const calldataBytes = (calls: ReadonlyArray<ContractFunctionParameters>): number =>
+  calls.reduce((sum, call) => sum + (encodeFunctionData(call).length - 2) / 2, 0)
+
+/**
+ * Runs `calls` through Multicall3 by the network's route; each call may fail on its own (`allowFailure`). Deployless,
+ * a read too large for one `eth_call` is split, and its parts are pinned to one block (read first) unless the caller
+ * gave one: the values still come from a single block.
+ */
+const reader =
+  (routeOf: (network: Network) => Effect.Effect<MulticallRoute, ChainUnavailable>) =>
+  (
+    network: Network,
+    what: string,
+    calls: ReadonlyArray<ContractFunctionParameters>,
+    options: {
+      readonly batchSize: number
+      readonly blockNumber?: bigint
+      readonly stateOverride?: ReadonlyArray<{ readonly address: Address; readonly code: Hex }>
+    }
+  ): Effect.Effect<ReadonlyArray<CallResult>, ChainUnavailable> =>
+    Effect.gen(function* () {
+      const route = yield* routeOf(network)
+      const deployless = "deployless" in route
+      const batchSize = !deployless
+        ? options.batchSize
+        : options.batchSize === 0
+          ? DEPLOYLESS_CHUNK_BYTES
+          : Math.min(options.batchSize, DEPLOYLESS_CHUNK_BYTES)
+      const blockNumber =
+        options.blockNumber ??
+        (deployless && calldataBytes(calls) > batchSize
+          ? yield* rpc(network, "blockNumber", () => network.publicClient.getBlockNumber({ cacheTime: 0 }))
+          : undefined)
+      return yield* rpc(network, what, () =>
+        network.publicClient.multicall({
+          contracts: calls,
+          allowFailure: true,
+          ...route,
+          batchSize,
+          ...(blockNumber === undefined ? {} : { blockNumber }),
+          ...(options.stateOverride === undefined ? {} : { stateOverride: [...options.stateOverride] })
+        })
+      )
     })
-  )
 
 /** The result of call `index`, which must have succeeded with a value of the expected type. */
 const required = <A>(

@@ -542,9 +542,9 @@ export const conformanceCases: ReadonlyArray<ConformanceCase> = [
     }
   },
   {
-    name: "the health check lists the relayers",
+    name: "the health check lists each network's pipeline",
     request: { method: "GET", path: "/v1/health" },
-    expect: { status: 200, contentType: JSON_TYPE, body: { status: "ok", relayers: [] } }
+    expect: { status: 200, contentType: JSON_TYPE, body: { status: "ok", networks: [] } }
   },
   {
     name: "a lookup of something that is not an address is 400 invalid_address, readable cross-origin",

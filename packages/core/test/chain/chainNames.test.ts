@@ -1,7 +1,6 @@
 import { type NetworkConfig, Networks } from "@walletgate/core"
 import { Effect } from "effect"
 import { zeroAddress } from "viem"
-import { generatePrivateKey } from "viem/accounts"
 import { describe, expect, it } from "vitest"
 
 // Nothing here talks to a node: resolving a name only reads the configuration.
@@ -10,14 +9,7 @@ const network = (slug: string, chainId: number): NetworkConfig => ({
   chainId,
   rpcUrl: "http://127.0.0.1:9",
   testnet: chainId !== 1,
-  contracts: {
-    walletAccountImplementation: zeroAddress,
-    walletFactory: zeroAddress,
-    disperse: zeroAddress,
-    sweeper: zeroAddress,
-    multicall: zeroAddress
-  },
-  relayerKey: generatePrivateKey()
+  contracts: { sweeper: zeroAddress }
 })
 
 const resolve = (names: ReadonlyArray<string>) =>

@@ -1,90 +1,137 @@
-import { type Address, createPublicClient, getAddress, type Hash, http, parseEther } from "viem"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { type Address, parseEther } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { multicallArtifact, testTokenArtifact } from "../../src/chain/artifacts"
-import { freshAddress, type LocalChain, startLocalChain } from "./fixture"
+import { multicall3Address } from "../../src/chain/multicall3"
+import { Networks } from "../../src/chain/networks"
+import { BalanceReader } from "../../src/sweeper/BalanceReader"
+import { type RpcProxy, startRpcProxy } from "../devnet/rpcProxy"
+import {
+  type DevnetToken,
+  deployDevnetToken,
+  freshAddress,
+  installMulticall3,
+  removeMulticall3,
+  type SharedDevnet,
+  sendEther,
+  sharedDevnet
+} from "../devnet/shared"
+import { startLocalChain } from "./fixture"
 
-let local: LocalChain
+// Batched reads use Multicall3 at its canonical address where the chain has code there, viem's deployless multicall
+// elsewhere. anvil has no Multicall3: the first test reads it as it is; the second puts Multicall3 at the canonical
+// address (installMulticall3) and takes it away afterwards.
+let devnet: SharedDevnet
+let proxy: RpcProxy
+let sweeper: Address
 const holder = freshAddress()
-const tokens: Array<Address> = []
-const tokenCount = 100
-/** Token i holds a distinct amount, so a result read from the wrong token would show. */
+const tokens: Array<DevnetToken> = []
 const amountOf = (index: number): bigint => BigInt(index + 1) * 10n ** 6n + BigInt(index)
 
 beforeAll(async () => {
-  local = await startLocalChain()
-  // 100 deployments, then 100 mints, sent one after the other and awaited together. Sent at once they could reach
-  // anvil out of nonce order, and a transaction queued behind a gap was at times never mined (the setup hung).
-  const deployments: Array<Hash> = []
-  for (let i = 0; i < tokenCount; i++) {
-    deployments.push(await local.relayer.deployContract({ ...testTokenArtifact, args: [`Token ${i}`, `T${i}`, 6] }))
-  }
-  for (const receipt of await Promise.all(deployments.map(local.receipt))) {
-    if (!receipt.contractAddress) throw new Error(`deployment ${receipt.transactionHash} made no contract`)
-    tokens.push(getAddress(receipt.contractAddress))
-  }
-  const mints: Array<Hash> = []
-  for (const [i, token] of tokens.entries()) {
-    mints.push(
-      await local.relayer.writeContract({
-        address: token,
-        abi: testTokenArtifact.abi,
-        functionName: "mint",
-        args: [holder, amountOf(i)]
-      })
-    )
-  }
-  await Promise.all(mints.map(local.receipt))
-  await local.receipt(await local.relayer.sendTransaction({ to: holder, value: parseEther("0.5") }))
+  devnet = await sharedDevnet()
+  sweeper = (await startLocalChain()).contracts.sweeper
+  proxy = await startRpcProxy(devnet.anvil.rpcUrl)
+  for (let i = 0; i < 12; i++)
+    tokens.push(await deployDevnetToken(devnet, { name: `T${i}`, symbol: `T${i}`, decimals: 6 }))
+  for (const [i, token] of tokens.entries()) await token.mint(holder, amountOf(i))
+  await sendEther(devnet, holder, parseEther("0.5"))
 })
 
 afterAll(async () => {
-  await local?.stop()
+  if (devnet !== undefined) await removeMulticall3(devnet)
+  await proxy?.stop()
 })
 
-describe("Multicall", () => {
-  it("reads 100 token balances and the ETH balance of one address in one RPC request", async () => {
-    let requests = 0
-    const counted = createPublicClient({
-      chain: local.chain,
-      transport: http(local.rpcUrl, { onFetchRequest: () => void requests++ })
-    })
-    const results = await counted.multicall({
-      multicallAddress: local.contracts.multicall,
-      // viem splits a multicall into chunks of 1 024 bytes of calldata by default; 0 keeps it in one eth_call.
-      batchSize: 0,
-      allowFailure: false,
-      contracts: [
-        ...tokens.map(
-          (token) =>
-            ({ address: token, abi: testTokenArtifact.abi, functionName: "balanceOf", args: [holder] }) as const
-        ),
-        {
-          address: local.contracts.multicall,
-          abi: multicallArtifact.abi,
-          functionName: "getEthBalance",
-          args: [holder]
-        } as const
-      ]
-    })
+/** Reads the holder's holdings through a new BalanceReader on the devnet, through the proxy. */
+const readHoldings = (reader: Layer.Layer<BalanceReader>) =>
+  Effect.runPromise(
+    Effect.gen(function* () {
+      const network = (yield* Networks).all[0]
+      if (network === undefined) throw new Error("no network")
+      const balances = yield* BalanceReader
+      const first = yield* balances.holdings(
+        network,
+        holder,
+        tokens.map((token) => token.address)
+      )
+      const firstCalls = proxy.calls()
+      proxy.reset()
+      const second = yield* balances.holdings(
+        network,
+        holder,
+        tokens.map((token) => token.address)
+      )
+      return { first, second, firstCalls, secondCalls: proxy.calls() }
+    }).pipe(
+      Effect.provide(
+        Layer.merge(reader, Networks.layer([{ ...devnet.network, rpcUrl: proxy.url, contracts: { sweeper } }]))
+      )
+    )
+  )
 
-    expect(requests).toBe(1)
-    expect(results).toEqual([...tokens.map((_, i) => amountOf(i)), parseEther("0.5")])
+const expectHoldings = (holdings: Awaited<ReturnType<typeof readHoldings>>["first"]) => {
+  expect(holdings.eth).toBe(parseEther("0.5"))
+  expect(holdings.feeBps).toBe(250)
+  expect(holdings.tokens.map((token) => [token.balance, token.symbol, token.decimals])).toEqual(
+    tokens.map((_, i) => [amountOf(i), `T${i}`, 6])
+  )
+}
+
+/** The target of an `eth_call`: the Multicall3 it went to, or undefined when the call deploys its own. */
+const callTarget = (call: { readonly params: ReadonlyArray<unknown> } | undefined) =>
+  (call?.params[0] as { readonly to?: string } | undefined)?.to
+
+describe("batched reads through Multicall3", () => {
+  it("run deployless where the chain has no Multicall3: one eth_getCode for the chain, then one eth_call per read", async () => {
+    expect(await devnet.publicClient.getCode({ address: multicall3Address })).toBeUndefined()
+    proxy.reset()
+    const read = await readHoldings(BalanceReader.multicall)
+    expectHoldings(read.first)
+    expectHoldings(read.second)
+    expect(read.firstCalls.map((call) => call.method)).toEqual(["eth_getCode", "eth_call"])
+    expect(read.firstCalls[0]?.params[0]).toBe(multicall3Address)
+    expect(callTarget(read.firstCalls[1])).toBeUndefined()
+    expect(read.secondCalls.map((call) => call.method)).toEqual(["eth_call"])
+    expect(callTarget(read.secondCalls[0])).toBeUndefined()
   })
 
-  it("reports a failing read without failing the others, and never changes state", async () => {
-    const [token] = tokens
-    if (token === undefined) throw new Error("no token deployed")
-    const [balance, noContract, mint] = await local.publicClient.multicall({
-      multicallAddress: local.contracts.multicall,
-      contracts: [
-        { address: token, abi: testTokenArtifact.abi, functionName: "balanceOf", args: [holder] },
-        { address: freshAddress(), abi: testTokenArtifact.abi, functionName: "balanceOf", args: [holder] },
-        // A write: STATICCALL makes it fail, so the aggregator cannot be used to act on anyone's behalf.
-        { address: token, abi: testTokenArtifact.abi, functionName: "mint", args: [holder, 1n] }
-      ]
-    })
-    expect(balance).toEqual({ status: "success", result: amountOf(0) })
-    expect(noContract?.status).toBe("failure")
-    expect(mint?.status).toBe("failure")
+  it("split a deployless read too large for one eth_call (EIP-3860's init code cap), all parts in one block", async () => {
+    // 12 tokens listed 12 times: 576 calls, more than one deployless eth_call can carry.
+    const many = Array.from({ length: 12 }, () => tokens.map((token) => token.address)).flat()
+    proxy.reset()
+    const holdings = await Effect.runPromise(
+      Effect.gen(function* () {
+        const network = (yield* Networks).all[0]
+        if (network === undefined) throw new Error("no network")
+        return yield* (yield* BalanceReader).holdings(network, holder, many)
+      }).pipe(
+        Effect.provide(
+          Layer.merge(
+            BalanceReader.multicall,
+            Networks.layer([{ ...devnet.network, rpcUrl: proxy.url, contracts: { sweeper } }])
+          )
+        )
+      )
+    )
+    expect(holdings.tokens.map((token) => token.balance)).toEqual(many.map((_, i) => amountOf(i % 12)))
+    const calls = proxy.calls().filter((call) => call.method === "eth_call")
+    expect(calls.length).toBeGreaterThan(1)
+    expect(proxy.methods()).toContain("eth_blockNumber")
+    expect(new Set(calls.map((call) => JSON.stringify(call.params[1])))).toEqual(
+      new Set([JSON.stringify(`0x${holdings.blockNumber.toString(16)}`)])
+    )
+  })
+
+  it("go to Multicall3 at its canonical address where the chain has it, with the same results", async () => {
+    await installMulticall3(devnet)
+    proxy.reset()
+    const read = await readHoldings(BalanceReader.multicall)
+    expectHoldings(read.first)
+    expectHoldings(read.second)
+    expect(read.firstCalls.map((call) => call.method)).toEqual(["eth_getCode", "eth_call"])
+    expect(callTarget(read.firstCalls[1])?.toLowerCase()).toBe(multicall3Address.toLowerCase())
+    expect(read.secondCalls.map((call) => call.method)).toEqual(["eth_call"])
+    expect(callTarget(read.secondCalls[0])?.toLowerCase()).toBe(multicall3Address.toLowerCase())
   })
 })

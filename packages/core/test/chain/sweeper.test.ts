@@ -1,6 +1,6 @@
 import { type Address, parseEther, parseEventLogs, toFunctionSelector } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { beforeAll, describe, expect, it } from "vitest"
 import { sweeperArtifact, testTokenArtifact } from "../../src/chain/artifacts"
 import { deployTestToken } from "../../src/chain/contracts"
 import { devAccount, freshAddress, type LocalChain, revertOf, startLocalChain } from "./fixture"
@@ -52,9 +52,9 @@ const sweep = (amount: bigint, value: bigint, from: Address = holder.address) =>
 
 beforeAll(async () => {
   local = await startLocalChain()
-  token = await deployTestToken(local.relayer, local.publicClient, { name: "Dust", symbol: "DST", decimals: 18 })
+  token = await deployTestToken(local.deployer, local.publicClient, { name: "Dust", symbol: "DST", decimals: 18 })
   await local.receipt(
-    await local.relayer.writeContract({
+    await local.deployer.writeContract({
       address: token,
       abi: testTokenArtifact.abi,
       functionName: "mint",
@@ -62,7 +62,7 @@ beforeAll(async () => {
     })
   )
   // Gas for the holder's one approval.
-  await local.receipt(await local.relayer.sendTransaction({ to: holder.address, value: parseEther("0.01") }))
+  await local.receipt(await local.deployer.sendTransaction({ to: holder.address, value: parseEther("0.01") }))
   await local.receipt(
     await local.walletFor(holder).writeContract({
       address: token,
@@ -71,10 +71,6 @@ beforeAll(async () => {
       args: [local.contracts.sweeper, parseEther("3")]
     })
   )
-})
-
-afterAll(async () => {
-  await local?.stop()
 })
 
 describe("Sweeper", () => {
@@ -152,7 +148,7 @@ describe("Sweeper", () => {
   it("refuses a fee above 100 %", async () => {
     // viem does not decode a constructor's custom error; its selector is in the message.
     await expect(
-      local.relayer.deployContract({
+      local.deployer.deployContract({
         ...sweeperArtifact,
         args: [operator.address, operator.address, 10_001n]
       })

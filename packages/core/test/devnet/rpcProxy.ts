@@ -15,16 +15,24 @@ export type ProxyMode =
   | { readonly _tag: "loseAnswerOf"; readonly method: string }
   | { readonly _tag: "afterWorkOf"; readonly method: string; readonly hook: () => Promise<void> | void }
 
-/** The JSON-RPC methods of a request body, in order (a batch counts each of its calls). */
-const methodsOf = (body: string): Array<string> => {
+/** One JSON-RPC call the proxy received. */
+export interface ProxiedCall {
+  readonly method: string
+  readonly params: ReadonlyArray<unknown>
+}
+
+/** The JSON-RPC calls of a request body, in order (a batch counts each of its calls). */
+const callsOf = (body: string): Array<ProxiedCall> => {
   try {
     const parsed: unknown = JSON.parse(body)
     const calls = Array.isArray(parsed) ? parsed : [parsed]
-    return calls.map((call: unknown) =>
-      typeof call === "object" && call !== null && "method" in call ? String(call.method) : "?"
-    )
+    return calls.map((call: unknown) => ({
+      method: typeof call === "object" && call !== null && "method" in call ? String(call.method) : "?",
+      params:
+        typeof call === "object" && call !== null && "params" in call && Array.isArray(call.params) ? call.params : []
+    }))
   } catch {
-    return ["?"]
+    return [{ method: "?", params: [] }]
   }
 }
 
@@ -40,6 +48,8 @@ export interface RpcProxy {
   readonly requests: () => number
   /** The JSON-RPC methods of those requests, in order. */
   readonly methods: () => ReadonlyArray<string>
+  /** Those calls with their parameters. */
+  readonly calls: () => ReadonlyArray<ProxiedCall>
   readonly reset: () => void
   readonly stop: () => Promise<void>
 }
@@ -48,7 +58,7 @@ export interface RpcProxy {
 export const startRpcProxy = async (target: string): Promise<RpcProxy> => {
   let mode: ProxyMode = { _tag: "pass" }
   let requests = 0
-  let methods: Array<string> = []
+  let calls: Array<ProxiedCall> = []
   let failing = 0
   const server = createServer((req, res) => {
     const chunks: Array<Buffer> = []
@@ -57,7 +67,7 @@ export const startRpcProxy = async (target: string): Promise<RpcProxy> => {
       const body = Buffer.concat(chunks)
       const current = mode
       requests += 1
-      methods.push(...methodsOf(body.toString()))
+      calls.push(...callsOf(body.toString()))
       if (failing > 0) {
         failing -= 1
         res.writeHead(503, { "content-type": "text/plain" }).end("node busy")
@@ -118,10 +128,11 @@ export const startRpcProxy = async (target: string): Promise<RpcProxy> => {
       failing = count
     },
     requests: () => requests,
-    methods: () => methods,
+    methods: () => calls.map((call) => call.method),
+    calls: () => calls,
     reset: () => {
       requests = 0
-      methods = []
+      calls = []
     },
     stop: () =>
       new Promise<void>((resolve) => {

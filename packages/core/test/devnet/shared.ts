@@ -9,11 +9,16 @@ import {
   createPublicClient,
   createTestClient,
   createWalletClient,
+  decodeAbiParameters,
   defineChain,
+  deploylessCallViaBytecodeBytecode,
   type Hash,
+  type Hex,
   http,
   type LocalAccount,
   parseAbiItem,
+  size,
+  sliceHex,
   toHex
 } from "viem"
 import { entryPoint07Abi } from "viem/account-abstraction"
@@ -22,6 +27,7 @@ import { inject } from "vitest"
 import { testTokenArtifact } from "../../src/chain/artifacts"
 import { type DeployerClient, deployTestToken } from "../../src/chain/contracts"
 import type { ChainReader, Erc4337Contracts } from "../../src/chain/deployment"
+import { multicall3Address } from "../../src/chain/multicall3"
 import type { NetworkConfig } from "../../src/chain/networks"
 import { anvilMnemonic } from "../../src/devnet/anvil"
 
@@ -184,3 +190,37 @@ export const userOperationEvents = (
 
 /** A random address that has never been used: its balances start at zero. */
 export const freshAddress = (): Address => privateKeyToAccount(generatePrivateKey()).address
+
+/**
+ * Puts Multicall3 at its canonical address on the devnet (anvil has none), as every major chain has it. Its code is
+ * the one viem ships for deployless reads, taken from such a read's calldata and run once: never a copy in this
+ * repository. Take it away with {@link removeMulticall3} so that the next files of the worker see the devnet as it was.
+ */
+export const installMulticall3 = async (devnet: SharedDevnet): Promise<void> => {
+  const bodies: Array<string> = []
+  const client = createPublicClient({
+    chain: devnet.chain,
+    transport: http(devnet.anvil.rpcUrl, {
+      onFetchRequest: async (request) => {
+        bodies.push(await request.clone().text())
+      }
+    })
+  })
+  await client.multicall({ contracts: [], deployless: true, allowFailure: true })
+  const data = bodies
+    .map((body) => (JSON.parse(body) as { params?: ReadonlyArray<{ readonly data?: Hex }> }).params?.[0]?.data)
+    .find((found) => found?.startsWith(deploylessCallViaBytecodeBytecode))
+  if (data === undefined) throw new Error("viem made no deployless call")
+  const [creationCode] = decodeAbiParameters(
+    [{ type: "bytes" }, { type: "bytes" }],
+    sliceHex(data, size(deploylessCallViaBytecodeBytecode))
+  )
+  const runtime = await devnet.publicClient.call({ data: creationCode })
+  if (runtime.data === undefined) throw new Error("Multicall3's creation code returned nothing")
+  await devnet.anvilRequest("anvil_setCode", [multicall3Address, runtime.data])
+}
+
+/** Takes Multicall3 away from the devnet again (see {@link installMulticall3}). */
+export const removeMulticall3 = async (devnet: SharedDevnet): Promise<void> => {
+  await devnet.anvilRequest("anvil_setCode", [multicall3Address, "0x"])
+}

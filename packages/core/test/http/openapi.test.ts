@@ -13,7 +13,7 @@ import {
   kernelTx,
   payouts,
   phoneSignIn,
-  relay,
+  pipeline,
   sweeper
 } from "@walletgate/core"
 import openapiTS, { astToString } from "openapi-typescript"
@@ -46,7 +46,7 @@ const serve = async (gateway: Gateway): Promise<{ readonly url: string; readonly
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server }
 }
 
-const standardModules = () => [phoneSignIn(), appAuth(), relay(), kernelTx(), payouts(), sweeper()] as const
+const standardModules = () => [phoneSignIn(), appAuth(), pipeline(), kernelTx(), payouts(), sweeper()] as const
 
 const openApiPath = (path: string) => path.replaceAll(/:([A-Za-z0-9_]+)/g, "{$1}")
 

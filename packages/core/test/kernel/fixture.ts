@@ -14,6 +14,7 @@ import {
   automationIdentity,
   deriveOwnerKey,
   identitySafe,
+  type NetworkConfig,
   type SpendLimitsOptions,
   userWalletIdentity
 } from "@walletgate/core/chain"
@@ -40,6 +41,23 @@ export const TEST_PHONE = "+15005550006"
 export const OTHER_PHONE = "+15005550007"
 export const TEST_CODE = "123456"
 
+/** The `erc4337` of `network` with the confirmations and the paymaster's low mark asked for, if any. */
+const pipelineOf = (
+  network: NetworkConfig,
+  confirmations: number | undefined,
+  minDepositWei: bigint | undefined
+): Pick<NetworkConfig, "erc4337"> => {
+  const { erc4337 } = network
+  if (erc4337?.paymaster === undefined) throw new Error(`network ${network.slug} has no paymaster`)
+  return {
+    erc4337: {
+      ...erc4337,
+      ...(confirmations === undefined ? {} : { confirmations }),
+      paymaster: { ...erc4337.paymaster, ...(minDepositWei === undefined ? {} : { minDepositWei }) }
+    }
+  }
+}
+
 /**
  * A gateway on the worker's devnet (anvil, alto, the ERC-4337 contracts and the operator's paymaster) with one app
  * (test mode, granted `phone`), its own master secret (so its wallets are new on the chain) and test token, plus
@@ -54,7 +72,8 @@ export const startKernelFixture = async (
     readonly apps?: ReadonlyArray<App>
     /** Apps put straight into the store, past the registration checks (as a stale or hand-edited record would be). */
     readonly storedApps?: ReadonlyArray<App>
-    readonly relayerLowBalanceWei?: bigint
+    /** The paymaster's low mark on both networks (`GET /v1/health`). */
+    readonly paymasterMinDepositWei?: bigint
     /** The spend policy's limits on both networks (default: each network's defaults). */
     readonly spend?: SpendLimitsOptions
     /** The operator token that unlocks the detail of `GET /v1/health`. */
@@ -67,7 +86,7 @@ export const startKernelFixture = async (
     ) => ReadonlyArray<{ readonly accountKey: string; readonly network?: string; readonly plan?: PayoutPlan }>
     readonly loggers?: ReadonlyArray<Logger.Logger<unknown, unknown>>
     /** Ports that replace the embedded ones (a fault-injecting bundler or store), given the devnet. */
-    readonly ports?: (devnet: SharedDevnet) => Layer.Layer<Bundler | IdempotencyStore>
+    readonly ports?: (devnet: SharedDevnet) => Layer.Layer<Bundler> | Layer.Layer<Bundler | IdempotencyStore>
     /** The wallet routes' options (refusal statuses, the resolver's access). */
     readonly kernel?: KernelTxOptions
     /** Blocks (the including one too) before an operation is final; default the network's (1). */
@@ -142,11 +161,8 @@ export const startKernelFixture = async (
           ...network,
           ...(nodeProxy === undefined ? {} : { rpcUrl: nodeProxy.url }),
           testnet: index === 0,
-          ...(extra.relayerLowBalanceWei === undefined ? {} : { relayerLowBalanceWei: extra.relayerLowBalanceWei }),
           ...(extra.spend === undefined ? {} : { spend: extra.spend }),
-          ...(extra.confirmations === undefined || network.erc4337 === undefined
-            ? {}
-            : { erc4337: { ...network.erc4337, confirmations: extra.confirmations } })
+          ...pipelineOf(network, extra.confirmations, extra.paymasterMinDepositWei)
         })),
         apps,
         apiKeys: extra.apiKeys?.(automationAccounts) ?? [],

@@ -1,5 +1,7 @@
-import { testUserIdentity } from "@walletgate/core/chain"
+import { Bundler, makeJsonRpcBundler, testUserIdentity } from "@walletgate/core/chain"
 import { testTokenArtifact } from "@walletgate/core/devnet"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { encodeFunctionData, type Hash, parseEther } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { userOperationEvents } from "../devnet/shared"
@@ -248,21 +250,67 @@ describe("POST /v1/kernel/tx on the ERC-4337 pipeline (anvil + alto)", { tags: [
     await down.stop()
   })
 
-  it("reports the relayer's balance, and a low one, on the health endpoint", async () => {
+  it("reports each network's bundler and paymaster deposit on the health endpoint", async () => {
     const healthy = await f.call("GET", "/v1/health")
     expect(healthy.status).toBe(200)
-    expect(healthy.body.status).toBe("ok")
-    const low = await startKernelFixture({ relayerLowBalanceWei: 10n ** 30n })
+    const pipeline = {
+      bundler: { reachable: true, entryPointSupported: true },
+      paymaster: {
+        address: f.local.deployment.contracts.verifyingPaymaster,
+        depositWei: String(await f.paymasterDeposit()),
+        low: false
+      }
+    }
+    expect(healthy.body).toEqual({
+      status: "ok",
+      networks: [
+        { network: "anvil", ...pipeline },
+        { network: "live", ...pipeline }
+      ]
+    })
+  })
+
+  it("is degraded (503) when the paymaster's deposit is below its low mark", async () => {
+    const low = await startKernelFixture({ paymasterMinDepositWei: 10n ** 30n })
     try {
       const degraded = await low.call("GET", "/v1/health")
       expect(degraded.status).toBe(503)
       expect(degraded.body.status).toBe("degraded")
-      expect(degraded.body.relayers).toEqual([
-        expect.objectContaining({ network: "anvil", low: true, reachable: true }),
-        expect.objectContaining({ network: "live", low: true, reachable: true })
+      expect(degraded.body.networks).toEqual([
+        expect.objectContaining({ network: "anvil", paymaster: expect.objectContaining({ low: true }) }),
+        expect.objectContaining({ network: "live", paymaster: expect.objectContaining({ low: true }) })
       ])
     } finally {
       await low.stop()
+    }
+  })
+
+  it("is degraded (503) when the bundler does not answer, or does not serve the EntryPoint", async () => {
+    const other = "0x0000000000000000000000000000000000000007"
+    for (const [bundler, expected] of [
+      [
+        makeJsonRpcBundler([{ chainId: 31337, url: "http://127.0.0.1:9" }]),
+        { reachable: false, entryPointSupported: false }
+      ],
+      [
+        Bundler.of({
+          ...makeJsonRpcBundler([]),
+          supportedEntryPoints: () => Effect.succeed([other])
+        }),
+        { reachable: true, entryPointSupported: false }
+      ]
+    ] as const) {
+      const broken = await startKernelFixture({ ports: () => Layer.succeed(Bundler, bundler) })
+      try {
+        const degraded = await broken.call("GET", "/v1/health")
+        expect(degraded.status).toBe(503)
+        expect(degraded.body.networks).toEqual([
+          expect.objectContaining({ network: "anvil", bundler: expected }),
+          expect.objectContaining({ network: "live", bundler: expected })
+        ])
+      } finally {
+        await broken.stop()
+      }
     }
   })
 })

@@ -1,11 +1,11 @@
 import { hashClientSecret } from "@walletgate/core/auth"
 import { testUserIdentity } from "@walletgate/core/chain"
 import type { Hex } from "viem"
-import { privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { devAccount } from "../devnet/shared"
 import { CLIENT, freshAddress, startKernelFixture } from "../kernel/fixture"
 
-// Finding 3 of issue 20: the relayer paid the gas of any batch and any payout, with no ceiling and no budget. The
+// Finding 3 of issue 20: walletgate paid the gas of any batch and any payout, with no ceiling and no budget. The
 // payouts' ceiling and API key budgets are tested on the ERC-4337 pipeline in test/payout/spend.test.ts.
 type Fixture = Awaited<ReturnType<typeof startKernelFixture>>
 type Answer = Awaited<ReturnType<Fixture["call"]>>
@@ -20,19 +20,20 @@ const modexpInput = (): Hex => {
   return `0x${word(64)}${word(1024)}${word(64)}${"03".repeat(64)}${"ff".repeat(1024)}${"07".repeat(64)}`
 }
 
+/** The devnet's alto sends bundles from dev accounts 5 to 7: a bundle sent shows in their nonces. */
+const bundleSenders = [5, 6, 7].map((index) => devAccount(index).address)
+
 /**
- * What a request that is refused before signing must leave unchanged: the relayer's balance and nonce, the
- * paymaster's deposit (it sponsors the wallets' operations), the chain.
+ * What a request that is refused before signing must leave unchanged: the paymaster's deposit (it sponsors the
+ * wallets' operations), the nonces of the accounts that send bundles, the chain.
  */
-const chainFacts = async (f: Fixture) => {
-  const relayer = privateKeyToAccount(f.local.network.relayerKey).address
-  return {
-    paymasterDeposit: await f.paymasterDeposit(),
-    relayerBalance: await f.publicClient.getBalance({ address: relayer }),
-    relayerNonce: await f.publicClient.getTransactionCount({ address: relayer, blockTag: "pending" }),
-    block: await f.publicClient.getBlockNumber()
-  }
-}
+const chainFacts = async (f: Fixture) => ({
+  paymasterDeposit: await f.paymasterDeposit(),
+  bundleSenderNonces: await Promise.all(
+    bundleSenders.map((address) => f.publicClient.getTransactionCount({ address, blockTag: "pending" }))
+  ),
+  block: await f.publicClient.getBlockNumber()
+})
 
 /** The receipt of a payout's transaction, or of the transaction that included a wallet batch once it is final. */
 const mined = async (f: Fixture, answer: Answer, headers: Record<string, string> = {}) => {
@@ -104,7 +105,7 @@ describe("the gas walletgate pays, default limits, on a real anvil", () => {
   it("shows the spend detail of GET /v1/health to the operator only", async () => {
     const anyone = await f.call("GET", "/v1/health")
     expect(anyone.status).toBe(200)
-    expect(Object.keys(anyone.body).sort()).toEqual(["relayers", "status"])
+    expect(Object.keys(anyone.body).sort()).toEqual(["networks", "status"])
     for (const authorization of [
       `Bearer ${OPERATOR_TOKEN}x`,
       `Bearer ${OPERATOR_TOKEN.slice(1)}`,
@@ -112,11 +113,11 @@ describe("the gas walletgate pays, default limits, on a real anvil", () => {
       bearer.authorization ?? ""
     ]) {
       const guessed = await f.call("GET", "/v1/health", undefined, { authorization })
-      expect(Object.keys(guessed.body).sort()).toEqual(["relayers", "status"])
+      expect(Object.keys(guessed.body).sort()).toEqual(["networks", "status"])
     }
     const operator = await f.call("GET", "/v1/health", undefined, { authorization: `Bearer ${OPERATOR_TOKEN}` })
     expect(operator.headers.get("cache-control")).toBe("no-store")
-    expect(operator.body.relayers).toEqual(anyone.body.relayers)
+    expect(operator.body.networks).toEqual(anyone.body.networks)
     expect((operator.body.spend as ReadonlyArray<unknown>)[0]).toMatchObject({
       network: "anvil",
       limits: { batchCeiling: 2_000_000, payoutCeiling: 5_000_000, perApp: 100_000_000, windowSeconds: 3600 },

@@ -11,14 +11,7 @@ const unreachable: NetworkConfig = {
   chainId: 31337,
   rpcUrl: "http://127.0.0.1:9",
   testnet: true,
-  relayerKey: `0x${"11".repeat(32)}`,
-  contracts: {
-    walletAccountImplementation: "0x0000000000000000000000000000000000000001",
-    walletFactory: "0x0000000000000000000000000000000000000002",
-    disperse: "0x0000000000000000000000000000000000000003",
-    sweeper: "0x0000000000000000000000000000000000000004",
-    multicall: "0x0000000000000000000000000000000000000005"
-  }
+  contracts: { sweeper: "0x0000000000000000000000000000000000000004" }
 }
 const ADDRESS = "0x52908400098527886E0F7030069857D2E4169EE7"
 const request = (headers: Record<string, string>): GatewayRequest => ({

@@ -2,7 +2,7 @@ import * as Effect from "effect/Effect"
 import { TransactionLog, type TxOutcome, type TxRecord } from "../../state/TransactionLog"
 import { concurrently, expectEqual, type PortContractCase, T0 } from "./contract"
 
-/** A submitted transaction as `BatchRelay` records it; `n` varies its id and hash. */
+/** A submitted operation as `UserOperations` records it; `n` varies its id and hash. */
 const submitted = (n: number, extra: Partial<TxRecord> = {}): TxRecord => ({
   id: `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`,
   kind: n % 2 === 0 ? "payout" : "kernel",
