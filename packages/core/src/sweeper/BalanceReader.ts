@@ -2,7 +2,16 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
-import { type Address, type ContractFunctionParameters, encodeFunctionData, erc20Abi, type Hex, parseAbi } from "viem"
+import {
+  type Abi,
+  type AbiFunction,
+  type Address,
+  type ContractFunctionParameters,
+  encodeFunctionData,
+  erc20Abi,
+  type Hex,
+  parseAbi
+} from "viem"
 import { sweeperArtifact } from "../chain/artifacts"
 import { ChainUnavailable } from "../chain/errors"
 import { type MulticallRoute, makeMulticallRoutes } from "../chain/multicall3"
@@ -95,9 +104,7 @@ export class BalanceReader extends Context.Service<
         return read(network, "holdings", calls, {
           // The block's number and time and the holder's ETH come from code placed at BLOCK_PROBE for this call only
           // (an eth_call state override), so the values and the block they were read in arrive in one round trip.
-          stateOverride: [{ address: BLOCK_PROBE, code: BLOCK_PROBE_CODE }],
-          // viem splits a multicall at 1 024 bytes of calldata by default; 0 keeps it one eth_call.
-          batchSize: 0
+          stateOverride: [{ address: BLOCK_PROBE, code: BLOCK_PROBE_CODE }]
         }).pipe(
           Effect.flatMap((results) =>
             Effect.gen(function* () {
@@ -131,8 +138,8 @@ export class BalanceReader extends Context.Service<
           ...distinct.flatMap(metadataCalls)
         ]
         if (calls.length === 0) return Effect.succeed({ pairs: [], tokens: new Map() })
-        // Many pairs may not fit one eth_call's gas cap: batches of 64 KiB of calldata, in parallel.
-        return read(network, "pairs", calls, { blockNumber, batchSize: 65_536 }).pipe(
+        // Many pairs may not fit one eth_call's gas cap: parts of 256 KiB of encoded calls (about 540 pairs), at once.
+        return read(network, "pairs", calls, { blockNumber, maxCallBytes: 262_144 }).pipe(
           Effect.flatMap((results) =>
             Effect.gen(function* () {
               const balances: Array<{ balance: bigint; allowance: bigint }> = []
@@ -164,7 +171,7 @@ export class BalanceReader extends Context.Service<
       metadata: (network, tokens) =>
         tokens.length === 0
           ? Effect.succeed([])
-          : read(network, "metadata", tokens.flatMap(metadataCalls), { batchSize: 0 }).pipe(
+          : read(network, "metadata", tokens.flatMap(metadataCalls), {}).pipe(
               Effect.map((results) => tokens.map((_, index) => metadataAt(results, index * 2)))
             ),
       head: (network) => rpc(network, "blockNumber", () => network.publicClient.getBlockNumber({ cacheTime: 0 }))
@@ -199,19 +206,70 @@ const metadataCalls = (token: Address): Array<ContractFunctionParameters> => [
 ]
 
 /**
- * The most calldata per deployless `eth_call`, as viem counts it (the calls' own data): the calls travel inside init
- * code, which EIP-3860 caps at 49 152 bytes, and each call's ABI framing adds about 160 bytes to a 36-byte call.
+ * How much one deployless `eth_call` carries, in ABI-encoded bytes. Its calls travel inside init code, which EIP-3860
+ * caps at 49 152 bytes beside Multicall3's own code (5.6 KB) and viem's deployless wrapper; its answers come back as
+ * the code the constructor returns, which EIP-170 caps at 24 576 bytes (4 KiB kept for strings longer than a word).
  */
-const DEPLOYLESS_CHUNK_BYTES = 6_000
+const DEPLOYLESS_LIMIT: PartLimit = { calls: 40_960, answers: 20_480 }
 
-/** The calldata `calls` make, in bytes, as viem counts it when it splits a multicall. */
-const calldataBytes = (calls: ReadonlyArray<ContractFunctionParameters>): number =>
-  calls.reduce((sum, call) => sum + (encodeFunctionData(call).length - 2) / 2, 0)
+/** The most ABI-encoded `aggregate3` calls and answers one `eth_call` may carry. */
+interface PartLimit {
+  readonly calls: number
+  readonly answers: number
+}
 
 /**
- * Runs `calls` through Multicall3 by the network's route; each call may fail on its own (`allowFailure`). Deployless,
- * a read too large for one `eth_call` is split, and its parts are pinned to one block (read first) unless the caller
- * gave one: the values still come from a single block.
+ * One call's share of `aggregate3`'s ABI-encoded calls: five words (its offset, target, allowFailure, the offset and
+ * length of its calldata) and its calldata padded to whole words; a call viem cannot encode goes as empty calldata.
+ */
+const callBytes = (call: ContractFunctionParameters): number => {
+  try {
+    return 160 + Math.ceil((encodeFunctionData(call).length - 2) / 64) * 32
+  } catch {
+    return 160
+  }
+}
+
+/**
+ * One call's share of `aggregate3`'s ABI-encoded answers, as its function declares them: four words (offset, success,
+ * the offset and length of its data), a word per output, and two more for a string or bytes that fits one word.
+ */
+const answerBytes = (call: ContractFunctionParameters): number => {
+  const item = (call.abi as Abi).find(
+    (entry): entry is AbiFunction => entry.type === "function" && entry.name === call.functionName
+  )
+  const outputs = item?.outputs ?? []
+  const dynamic = outputs.filter((output) => output.type === "string" || output.type === "bytes").length
+  return 128 + (outputs.length + 2 * dynamic) * 32
+}
+
+/** `calls` cut, in order, into parts within `limit` each (a call larger than the limit makes a part alone). */
+const partsOf = (
+  calls: ReadonlyArray<ContractFunctionParameters>,
+  limit: PartLimit
+): ReadonlyArray<ReadonlyArray<ContractFunctionParameters>> => {
+  const parts: Array<Array<ContractFunctionParameters>> = []
+  let current: Array<ContractFunctionParameters> = []
+  let size = { calls: 0, answers: 0 }
+  for (const call of calls) {
+    const next = { calls: size.calls + callBytes(call), answers: size.answers + answerBytes(call) }
+    if (current.length > 0 && (next.calls > limit.calls || next.answers > limit.answers)) {
+      parts.push(current)
+      current = []
+      size = { calls: 0, answers: 0 }
+    }
+    current.push(call)
+    size = { calls: size.calls + callBytes(call), answers: size.answers + answerBytes(call) }
+  }
+  if (current.length > 0) parts.push(current)
+  return parts
+}
+
+/**
+ * Runs `calls` through Multicall3 by the network's route; each call may fail on its own (`allowFailure`). A read
+ * larger than `maxCallBytes` of encoded calls (deployless: also than {@link DEPLOYLESS_LIMIT}) goes as several
+ * `eth_call`s at once, pinned to one block (read first unless the caller gave one): the values still come from a
+ * single block.
  */
 const reader =
   (routeOf: (network: Network) => Effect.Effect<MulticallRoute, ChainUnavailable>) =>
@@ -220,34 +278,43 @@ const reader =
     what: string,
     calls: ReadonlyArray<ContractFunctionParameters>,
     options: {
-      readonly batchSize: number
+      /** The most encoded calls in one `eth_call` (a bound on its gas); none: one `eth_call` where Multicall3 is deployed. */
+      readonly maxCallBytes?: number
       readonly blockNumber?: bigint
       readonly stateOverride?: ReadonlyArray<{ readonly address: Address; readonly code: Hex }>
     }
   ): Effect.Effect<ReadonlyArray<CallResult>, ChainUnavailable> =>
     Effect.gen(function* () {
       const route = yield* routeOf(network)
-      const deployless = "deployless" in route
-      const batchSize = !deployless
-        ? options.batchSize
-        : options.batchSize === 0
-          ? DEPLOYLESS_CHUNK_BYTES
-          : Math.min(options.batchSize, DEPLOYLESS_CHUNK_BYTES)
+      const limit: PartLimit | undefined =
+        "deployless" in route
+          ? { ...DEPLOYLESS_LIMIT, calls: Math.min(options.maxCallBytes ?? Infinity, DEPLOYLESS_LIMIT.calls) }
+          : options.maxCallBytes === undefined
+            ? undefined
+            : { calls: options.maxCallBytes, answers: Infinity }
+      const parts = limit === undefined ? [calls] : partsOf(calls, limit)
       const blockNumber =
         options.blockNumber ??
-        (deployless && calldataBytes(calls) > batchSize
+        (parts.length > 1
           ? yield* rpc(network, "blockNumber", () => network.publicClient.getBlockNumber({ cacheTime: 0 }))
           : undefined)
-      return yield* rpc(network, what, () =>
-        network.publicClient.multicall({
-          contracts: calls,
-          allowFailure: true,
-          ...route,
-          batchSize,
-          ...(blockNumber === undefined ? {} : { blockNumber }),
-          ...(options.stateOverride === undefined ? {} : { stateOverride: [...options.stateOverride] })
-        })
+      const results = yield* Effect.forEach(
+        parts,
+        (part) =>
+          rpc(network, what, () =>
+            network.publicClient.multicall({
+              contracts: part,
+              allowFailure: true,
+              ...route,
+              // Each part is one eth_call: viem's own split counts calldata, not what the EIP caps count.
+              batchSize: 0,
+              ...(blockNumber === undefined ? {} : { blockNumber }),
+              ...(options.stateOverride === undefined ? {} : { stateOverride: [...options.stateOverride] })
+            })
+          ),
+        { concurrency: "unbounded" }
       )
+      return results.flat()
     })
 
 /** The result of call `index`, which must have succeeded with a value of the expected type. */
