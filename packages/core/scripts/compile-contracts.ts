@@ -99,7 +99,7 @@ const deployableArtifacts = (output: CompilerOutput): Array<Artifact> => {
   return artifacts.sort((a, b) => a.name.localeCompare(b.name))
 }
 
-/** `WalletAccount` → `walletAccount`, the prefix of the exported constant's name. */
+/** `TestToken` → `testToken`, the prefix of the exported constant's name. */
 const camelCase = (name: string): string => name.charAt(0).toLowerCase() + name.slice(1)
 
 const renderModule = (artifacts: ReadonlyArray<Artifact>): string => {
