@@ -85,7 +85,7 @@ export const NetworkEntry = Schema.Struct({
       /** The operator's VerifyingPaymaster; absent until `walletgate contracts deploy --new-paymaster` made it. */
       address: Schema.optionalKey(AddressString),
       signerKey: SecretKey,
-      /** The deposit below which `walletgate doctor` fails; `contracts deploy` tops up to it. */
+      /** The deposit below which `walletgate doctor` fails and `GET /v1/health` is degraded; `contracts deploy` tops up to it. */
       minDeposit: Schema.optionalKey(Amount)
     })
   ),
@@ -175,7 +175,14 @@ export const toNetworkSettings = (slug: string, entry: NetworkEntry, signerKey: 
       bundlerUrl: entry.bundlerUrl,
       ...(paymaster?.address === undefined
         ? {}
-        : { paymaster: { address: paymaster.address, signerKey: paymaster.signerKey } }),
+        : {
+            paymaster: {
+              address: paymaster.address,
+              signerKey: paymaster.signerKey,
+              // One low mark: the deposit doctor asks for is the one below which GET /v1/health is degraded.
+              ...(paymaster.minDepositWei === undefined ? {} : { minDepositWei: paymaster.minDepositWei })
+            }
+          }),
       ...(entry.confirmations === undefined ? {} : { confirmations: entry.confirmations }),
       ...(entry.bundlerTimeoutMs === undefined ? {} : { bundlerTimeoutMs: entry.bundlerTimeoutMs }),
       ...(feeCaps === undefined

@@ -69,7 +69,8 @@ describe("networks from a file or the environment", () => {
       spend: { batchCeiling: 1_000_000, perUser: 3_000_000 },
       erc4337: {
         bundlerUrl: "https://bundler.example.com/84532",
-        paymaster: { address: PAYMASTER, signerKey: SIGNER },
+        // minDeposit is also the gateway's low mark: GET /v1/health is degraded below the deposit doctor asks for.
+        paymaster: { address: PAYMASTER, signerKey: SIGNER, minDepositWei: 500_000_000_000_000_000n },
         confirmations: 3,
         feeCaps: { maxFeePerGas: parseGwei("30"), maxPriorityFeePerGas: parseGwei("1.5") }
       },
