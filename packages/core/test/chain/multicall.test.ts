@@ -126,6 +126,8 @@ describe("batched reads through Multicall3", () => {
     // Each part is pinned to the block read first, the one the answer names: the values come from one block.
     expect(proxy.methods().filter((method) => method === "eth_blockNumber")).toHaveLength(1)
     expect(calls.map((call) => call.params[1])).toEqual(calls.map(() => `0x${holdings.blockNumber.toString(16)}`))
+    // The chain's route (eth_getCode), the block, then every part at once: one HTTP batch.
+    expect(proxy.requests()).toBe(3)
   })
 
   it("go to Multicall3 at its canonical address where the chain has it, with the same results", async () => {
