@@ -1,6 +1,6 @@
 // The walletgate playground: every endpoint on the embedded defaults, behind Express, on PORT (3000), with
 // a local devnet: anvil with the ERC-4337 contracts (EntryPoint, Safe), the operator's paymaster and walletgate's
-// own contracts, and the alto bundler beside it. Configuration comes from the environment
+// dust sweeper, and the alto bundler beside it. Configuration comes from the environment
 // (see the README); an invalid variable stops it at start.
 import { randomBytes } from "node:crypto"
 import { createServer } from "node:net"
