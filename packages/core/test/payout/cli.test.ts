@@ -148,7 +148,10 @@ describe("walletgate providers check (CLI)", () => {
 })
 
 describe("walletgate --help (CLI)", () => {
-  it("answers --help for itself and for each command, on stdout with status 0, and runs nothing", () => {
+  // Eleven CLI processes one after another: about 2 s each on an idle machine, over 30 s on a loaded one.
+  it("answers --help for itself and for each command, on stdout with status 0, and runs nothing", {
+    timeout: 120_000
+  }, () => {
     const before = (() => {
       try {
         return readFileSync(file, "utf8")
