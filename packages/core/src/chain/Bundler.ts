@@ -2,7 +2,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import { type Address, BaseError, getAddress, type Hash, http, RpcRequestError, toHex } from "viem"
+import { type Address, BaseError, getAddress, type Hash, http, RpcRequestError, rpcSchema, toHex } from "viem"
 import {
   createBundlerClient,
   formatUserOperationGas,
@@ -64,8 +64,10 @@ export class Bundler extends Context.Service<
       hash: Hash
     ) => Effect.Effect<UserOperationReceipt | undefined, BundlerError>
     /**
-     * `eth_getUserOperationByHash`: whether the bundler holds the operation and has not included it (in its
-     * mempool, or in a bundle not yet mined); false when it does not know it or reports it included.
+     * Whether the bundler holds the operation and has not included it (in its mempool, or in a bundle not yet
+     * mined), by `pimlico_getUserOperationStatus` (alto, Pimlico's hosted bundlers); false when it does not know it,
+     * refused it or reports it included. A bundler without that method fails (`BundlerRejected`): the caller cannot
+     * tell. (`eth_getUserOperationByHash` cannot answer this: bundlers read it from mined logs only.)
      */
     readonly isPending: (chainId: number, hash: Hash) => Effect.Effect<boolean, BundlerError>
     /** `eth_supportedEntryPoints`. */
@@ -97,17 +99,11 @@ export interface BundlerEndpoint {
 
 /** The {@link Bundler} of {@link Bundler.jsonRpc}, as a plain value (for tools that run without a layer). */
 export const makeJsonRpcBundler = (endpoints: ReadonlyArray<BundlerEndpoint>): Bundler["Service"] => {
-  const clients = new Map(
-    endpoints.map((endpoint) => [
-      endpoint.chainId,
-      // No retries: a retried send is the caller's decision (it re-sends the same signed operation).
-      createBundlerClient({ transport: http(endpoint.url, { timeout: endpoint.timeoutMs ?? 10_000, retryCount: 0 }) })
-    ])
-  )
+  const clients = new Map(endpoints.map((endpoint) => [endpoint.chainId, bundlerClient(endpoint)]))
   const call = <A>(
     chainId: number,
     method: string,
-    run: (client: ReturnType<typeof createBundlerClient>) => Promise<A>
+    run: (client: ReturnType<typeof bundlerClient>) => Promise<A>
   ): Effect.Effect<A, BundlerError> => {
     const client = clients.get(chainId)
     if (client === undefined) {
@@ -136,9 +132,9 @@ export const makeJsonRpcBundler = (endpoints: ReadonlyArray<BundlerEndpoint>): B
         return receipt === null ? undefined : formatUserOperationReceipt(receipt)
       }),
     isPending: (chainId, hash) =>
-      call(chainId, "eth_getUserOperationByHash", async (client) => {
-        const found = await client.request({ method: "eth_getUserOperationByHash", params: [hash] })
-        return found !== null && found.transactionHash === null
+      call(chainId, "pimlico_getUserOperationStatus", async (client) => {
+        const found = await client.request({ method: "pimlico_getUserOperationStatus", params: [hash] })
+        return heldStatuses.has(found.status)
       }),
     supportedEntryPoints: (chainId) =>
       call(chainId, "eth_supportedEntryPoints", async (client) =>
@@ -166,6 +162,25 @@ export const makeJsonRpcBundler = (endpoints: ReadonlyArray<BundlerEndpoint>): B
       })
   })
 }
+
+/** Pimlico's status method, which alto serves beside ERC-7769's. */
+type PimlicoStatusSchema = [
+  {
+    Method: "pimlico_getUserOperationStatus"
+    Parameters: [hash: Hash]
+    ReturnType: { readonly status: string; readonly transactionHash: Hash | null }
+  }
+]
+
+/** `pimlico_getUserOperationStatus` statuses of an operation the bundler holds, not yet included. */
+const heldStatuses: ReadonlySet<string> = new Set(["not_submitted", "submitted", "queued"])
+
+const bundlerClient = (endpoint: BundlerEndpoint) =>
+  createBundlerClient({
+    // No retries: a retried send is the caller's decision (it re-sends the same signed operation).
+    transport: http(endpoint.url, { timeout: endpoint.timeoutMs ?? 10_000, retryCount: 0 }),
+    rpcSchema: rpcSchema<PimlicoStatusSchema>()
+  })
 
 /** The name and short message of a transport error (viem's errors carry no key). */
 const describe = (error: unknown): string => {

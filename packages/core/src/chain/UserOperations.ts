@@ -128,8 +128,8 @@ export class UserOperations extends Context.Service<
     readonly resend: (record: TxRecord, network: Network) => Effect.Effect<void>
     /**
      * Where `record` stands, read now, inside the caller's request (the one status read of the kernel and payout
-     * routes): the bundler's receipt, confirmed on the node (the receipt's transaction still on the canonical chain
-     * with the operation's event in it, else the event found in the node's logs), with the network's confirmations.
+     * routes): the operation's event in the node's logs (for an old operation, where the bundler's receipt says,
+     * confirmed on the node first), with the network's confirmations.
      * Final outcomes (`confirmed`, `reverted`, `dropped` when another operation used its nonce) are settled in the
      * log once, the first read wins; an operation not on the chain (not yet included, dropped by the bundler, or
      * reorged out) is re-sent as it was (same hash) and stays `submitted`. Nothing runs after it returns.
@@ -347,14 +347,30 @@ export class UserOperations extends Context.Service<
           })
 
         /**
-         * Where the operation is included on the node's canonical chain, if it is: first where the bundler's receipt
-         * says (the node must still hold that transaction, with the operation's event in it: a bundler's receipt can
-         * outlive a reorg, and a reorg can mine the same bundle in another block), else the EntryPoint's event of
-         * the operation found in the node's logs from the block before it was prepared up to `head`.
+         * Where the operation is included on the node's canonical chain, if it is: the EntryPoint's event of the
+         * operation in the node's logs from the block before it was prepared up to `head`. For an operation prepared
+         * within {@link recentLogBlocks}, those logs alone answer (one read of the node). For an older one, first
+         * where the bundler's receipt says (the node must still hold that transaction, with the operation's event in
+         * it: a bundler's receipt can outlive a reorg, and a reorg can mine the same bundle in another block), then
+         * the logs.
          */
         const inclusionOf = (record: TxRecord, hash: Hash, network: Network, head: bigint) =>
           Effect.gen(function* () {
             const entryPoint = canonicalSafe4337Contracts().entryPoint
+            const from =
+              record.sentAfterBlock === undefined
+                ? maxBigint(0n, head - logSearchBlocks)
+                : BigInt(record.sentAfterBlock)
+            const searchLogs = rpc(network, "findOperation", () =>
+              network.publicClient.getLogs({
+                address: entryPoint,
+                event: userOperationEvent,
+                args: { userOpHash: hash },
+                fromBlock: from,
+                toBlock: head
+              })
+            ).pipe(Effect.map((logs) => operationEvents(logs, entryPoint, hash)[0]))
+            if (record.sentAfterBlock !== undefined && head - from <= recentLogBlocks) return yield* searchLogs
             const receipt = yield* bundler
               .getUserOperationReceipt(network.chainId, hash)
               .pipe(
@@ -377,20 +393,7 @@ export class UserOperations extends Context.Service<
                   : operationEvents(onNode.logs, entryPoint, hash)[0]
               if (event !== undefined) return event
             }
-            const from =
-              record.sentAfterBlock === undefined
-                ? maxBigint(0n, head - logSearchBlocks)
-                : BigInt(record.sentAfterBlock)
-            const logs = yield* rpc(network, "findOperation", () =>
-              network.publicClient.getLogs({
-                address: entryPoint,
-                event: userOperationEvent,
-                args: { userOpHash: hash },
-                fromBlock: from,
-                toBlock: head
-              })
-            )
-            return operationEvents(logs, entryPoint, hash)[0]
+            return yield* searchLogs
           })
 
         /**
@@ -469,6 +472,12 @@ export class UserOperations extends Context.Service<
 
 /** How far back the node's logs are searched for an operation recorded without `sentAfterBlock`. */
 const logSearchBlocks = 10_000n
+
+/**
+ * An operation prepared at most this many blocks ago is looked up in the node's logs alone, without the bundler's
+ * receipt: a range any node searches at once, and the receipt would only point at the same event.
+ */
+const recentLogBlocks = 1_000n
 
 const maxBigint = (a: bigint, b: bigint) => (a > b ? a : b)
 

@@ -15,7 +15,7 @@ import {
   type GasPriceAboveCap,
   UnsupportedChain
 } from "../chain/errors"
-import { type Network, Networks } from "../chain/networks"
+import { type Network, Networks, rpc } from "../chain/networks"
 import { SpendPolicy } from "../chain/SpendPolicy"
 import { type OperationStatus, UserOperations } from "../chain/UserOperations"
 import { InvalidRequest } from "../http/errors"
@@ -36,6 +36,9 @@ export type TxLookup = { readonly id: string } | { readonly hash: string }
 
 /** The longest `wait` a request may ask for, in seconds: the receipt is awaited inside the request, never after. */
 export const MAX_WAIT_SECONDS = 10
+
+/** The longest a wait goes without reading the operation's status when the node's head does not move, in ms. */
+const FULL_READ_MS = 1_000
 
 /** The answer shape of a kernel transaction record, with what its status read found (the including transaction). */
 export const kernelTxView = (
@@ -174,7 +177,10 @@ export class Kernel extends Context.Service<
 
         /**
          * Reads the operation's status until `done` or `waitSeconds` (at most {@link MAX_WAIT_SECONDS}) have passed,
-         * inside the request; one read when `waitSeconds` is 0.
+         * inside the request; one read when `waitSeconds` is 0. Between reads it watches the node's head: a status
+         * changes with a block, so the next read comes as soon as the head moves (or {@link FULL_READ_MS} after the
+         * last, for a bundler that lost the operation on a chain that mines no block meanwhile). The head is read
+         * through the network client's cache, so the requests waiting at once share one `eth_blockNumber` per interval.
          */
         const awaitStatus = (
           record: TxRecord,
@@ -185,15 +191,23 @@ export class Kernel extends Context.Service<
           Effect.gen(function* () {
             const deadline = (yield* Clock.currentTimeMillis) + Math.min(waitSeconds, MAX_WAIT_SECONDS) * 1000
             const interval = Math.min(Math.max(network.publicClient.pollingInterval, 50), 1_000)
+            const head = rpc(network, "head", () =>
+              network.publicClient.getBlockNumber({ cacheTime: Math.floor(interval / 2) })
+            )
             let current = record
             while (true) {
+              const readAt = yield* Clock.currentTimeMillis
+              const headBefore = yield* head
               const status = yield* operations.status(current, network)
               current = status.record
               const view = kernelTxView(status.record, status)
               if (done(status)) return view
-              const now = yield* Clock.currentTimeMillis
-              if (now + interval > deadline) return view
-              yield* Effect.sleep(interval)
+              while (true) {
+                const now = yield* Clock.currentTimeMillis
+                if (now + interval > deadline) return view
+                yield* Effect.sleep(interval)
+                if (now + interval - readAt >= FULL_READ_MS || (yield* head) !== headBefore) break
+              }
             }
           })
 

@@ -3,7 +3,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Schema from "effect/Schema"
-import { type Address, encodeFunctionData, type Hash } from "viem"
+import { type Address, encodeFunctionData, type Hash, type Hex } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { testTokenArtifact } from "../../src/chain/artifacts"
 import { Bundler } from "../../src/chain/Bundler"
@@ -34,6 +34,8 @@ class Refused extends Schema.TaggedError<Refused>()("Refused", {}) {}
 let devnet: SharedDevnet
 let network: Network
 let token: DevnetToken
+/** The signature of each operation sent to the bundler through the pipeline, refused or not, in order. */
+const sends: Array<Hex> = []
 let runtime: ManagedRuntime.ManagedRuntime<UserOperations | TransactionLog, never>
 
 const run = <A, E>(effect: Effect.Effect<A, E, UserOperations | TransactionLog>) => runtime.runPromise(effect)
@@ -81,8 +83,22 @@ beforeAll(async () => {
   if (first === undefined) throw new Error("no network")
   network = first
   expect(network.erc4337?.sponsor?.signer.address).toBe(devnet.paymasterSigner.address)
+  // The real bundler, with each operation it is sent noted in `sends`.
+  const counted = Layer.effect(
+    Bundler,
+    Effect.gen(function* () {
+      const bundler = yield* Bundler
+      return Bundler.of({
+        ...bundler,
+        sendUserOperation: (chainId, op, entryPoint) =>
+          Effect.sync(() => sends.push(op.signature)).pipe(
+            Effect.andThen(bundler.sendUserOperation(chainId, op, entryPoint))
+          )
+      })
+    })
+  ).pipe(Layer.provide(Bundler.jsonRpc(bundlerEndpoints(resolved))))
   const ports = Layer.mergeAll(
-    Bundler.jsonRpc(bundlerEndpoints(resolved)),
+    counted,
     KeyVault.derived(freshMasterSecret()),
     TransactionLog.memory,
     AccountLocks.memory,
@@ -168,6 +184,45 @@ describe("UserOperations on the devnet (anvil + alto)", () => {
     const finals = await Promise.all(records.map(finalStatus))
     expect(finals.map((final) => final.status)).toEqual(Array(8).fill("confirmed"))
     expect(await balanceOf(to)).toBe(80n)
+  })
+
+  it("a status read leaves an operation the bundler holds to the bundler: no re-send while it is pending", async () => {
+    const identity = newIdentity()
+    const safe = await safeOf(identity)
+    await mint(safe, 10n)
+    await finalStatus(await run(submit(identity, [transfer(freshAddress(), 1n)])))
+    const to = freshAddress()
+    // No block is mined meanwhile: the operation stays with the bundler (in its mempool or its bundle in the pool).
+    await devnet.anvilRequest("evm_setAutomine", [false])
+    const record = await run(submit(identity, [transfer(to, 2n)]))
+    try {
+      for (let read = 0; read < 3; read++) {
+        expect((await run(UserOperations.use((ops) => ops.status(record, network)))).status).toBe("submitted")
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+    } finally {
+      await devnet.anvilRequest("evm_setAutomine", [true])
+      await devnet.anvilRequest("anvil_mine", ["0x1"])
+    }
+    expect((await finalStatus(record)).status).toBe("confirmed")
+    // Sent once, when it was submitted: each read asked the bundler and re-sent nothing.
+    expect(sends.filter((signature) => signature === record.userOperation?.signature)).toHaveLength(1)
+    expect(await balanceOf(to)).toBe(2n)
+  })
+
+  it("an operation first read over 1,000 blocks after it was prepared: found where the bundler's receipt says", async () => {
+    const identity = newIdentity()
+    const safe = await safeOf(identity)
+    await mint(safe, 10n)
+    await finalStatus(await run(submit(identity, [transfer(freshAddress(), 1n)])))
+    const record = await run(submit(identity, [transfer(freshAddress(), 3n)]))
+    while ((await executedEvents(record.userOpHash as string)).length === 0) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    await devnet.anvilRequest("anvil_mine", ["0x3ea"])
+    const final = await run(UserOperations.use((ops) => ops.status(record, network)))
+    expect(final.status).toBe("confirmed")
+    expect(final.txHash).toBe((await executedEvents(record.userOpHash as string))[0]?.transactionHash)
   })
 
   it("never executes the same signed operation twice, however often it is re-sent", async () => {
