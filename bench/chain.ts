@@ -5,9 +5,9 @@
 // inclusion. walletgate: `POST /v1/kernel/tx?wait=10` (3 calls from the user's Safe, sponsored by the paymaster;
 // every Safe deployed by a first batch before the clock starts), in process through `gateway.fetch`. viem: one
 // EOA per user, `sendTransaction` then `waitForTransactionReceipt`. The gateway talks to anvil and alto through a
-// counting proxy, which gives the JSON-RPC round trips one request makes before `eth_sendUserOperation`. Gas is
-// each side's own: the operation's `actualGasUsed`, the transaction's `gasUsed`. anvil's and alto's CPU time is
-// printed too: on two cores, they and the load share the machine.
+// counting proxy: the JSON-RPC round trips of one request before `eth_sendUserOperation`, and the calls per batch.
+// Gas is each side's own: the operation's `actualGasUsed`, the transaction's `gasUsed`. The CPU time of anvil, alto
+// and this process (gateway, proxies, load) in the walletgate run is printed: on two cores, they share the machine.
 import { execFileSync } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
@@ -88,8 +88,7 @@ const measure = async (devnet: Devnet, blocks: string) => {
   const calls: Array<ReadonlyArray<string>> = []
   const node = await countingProxy(devnet.anvil.rpcUrl, calls)
   const bundler = await countingProxy(devnet.bundlerUrl, calls)
-  const erc4337 = devnet.network.erc4337
-  if (erc4337 === undefined) throw new Error("the devnet has no bundler")
+  const erc4337 = devnet.network.erc4337 ?? {}
   const gateway = makeGateway({
     ports: embeddedPorts({
       masterSecret: "bench-master-secret-0123456789abcdef",
@@ -150,9 +149,15 @@ const measure = async (devnet: Devnet, blocks: string) => {
     deployedOne = await batch(n)
   })
   const gasWithDeployment = await gasOf(deployedOne.userOpHash)
-  const cpuBefore = cpuSecondsOf(devnet.anvil.port) + cpuSecondsOf(devnet.alto.port)
+  const cpu = () => {
+    const own = process.cpuUsage()
+    return [cpuSecondsOf(devnet.anvil.port), cpuSecondsOf(devnet.alto.port), (own.user + own.system) / 1e6]
+  }
+  const cpuBefore = cpu()
+  calls.length = 0
   const walletgate = await load(BATCHES, CONCURRENCY, async (n) => void (await batch(n)))
-  const chainCpu = cpuSecondsOf(devnet.anvil.port) + cpuSecondsOf(devnet.alto.port) - cpuBefore
+  const chainCpu = cpu().map((seconds, index) => seconds - (cpuBefore[index] ?? 0))
+  const callsPerBatch = calls.length / BATCHES
   calls.length = 0
   const lone = await batch(BATCHES)
   const roundTrips = calls.findIndex((methods) => methods.includes("eth_sendUserOperation"))
@@ -181,18 +186,8 @@ const measure = async (devnet: Devnet, blocks: string) => {
   if (unconfirmed.length > 0)
     console.log(`${blocks}: ${unconfirmed.length} batches not confirmed: ${unconfirmed.join("; ")}`)
   console.log(`${blocks}: before eth_sendUserOperation: ${beforeSend.join(", ")}`)
-  return {
-    blocks,
-    beforeSend,
-    walletgate,
-    viem,
-    roundTrips,
-    gas,
-    gasWithDeployment,
-    plainGas,
-    chainCpu,
-    unconfirmed: unconfirmed.length
-  }
+  const figures = { blocks, beforeSend, walletgate, viem, roundTrips, gas, gasWithDeployment, plainGas, chainCpu }
+  return { ...figures, callsPerBatch, unconfirmed: unconfirmed.length }
 }
 
 /** Measures on 1 s blocks and on automine, prints the table and writes `bench/results/chain.json`. */
@@ -215,7 +210,8 @@ export const run = async (): Promise<void> => {
       "p50 ms (wg / viem)",
       "p99 ms (wg / viem)",
       "round trips before send",
-      "anvil + alto CPU s"
+      "calls per batch",
+      "CPU s: anvil / alto / bench (wall s)"
     ],
     results.map((r) => [
       r.blocks,
@@ -225,7 +221,8 @@ export const run = async (): Promise<void> => {
       `${r.walletgate.p50.toFixed(0)} / ${r.viem.p50.toFixed(0)}`,
       `${r.walletgate.p99.toFixed(0)} / ${r.viem.p99.toFixed(0)}`,
       String(r.roundTrips),
-      r.chainCpu.toFixed(1)
+      r.callsPerBatch.toFixed(1),
+      `${r.chainCpu.map((seconds) => seconds.toFixed(1)).join(" / ")} (${(BATCHES / r.walletgate.perSecond).toFixed(1)})`
     ])
   )
   const first = results[0]
