@@ -3,7 +3,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { StoreUnavailable } from "../state/errors"
-import { type GasBudget, GasLedger } from "../state/GasLedger"
+import { type GasBudget, type GasHold, GasLedger } from "../state/GasLedger"
 import { GasBudgetExhausted, GasCeilingExceeded } from "./errors"
 
 /**
@@ -136,13 +136,16 @@ export class SpendPolicy extends Context.Service<
      * Checks `gas`, the most the operation can cost (the sum of the user operation's gas limits, which the
      * paymaster sponsors), against the network's ceiling for `payer`'s kind, then
      * reserves it in the payer's budgets (atomically, all or nothing) and in the network's. Call it after the
-     * gas is known and before anything is signed or sent; what it reserves is never given back.
+     * gas is known and before anything is signed or sent. The hold it returns is given back ({@link release}) only
+     * for an operation that cost nothing (refused by the bundler, or dropped without being included).
      */
     readonly reserve: (
       network: SpendNetwork,
       payer: GasPayer,
       gas: bigint
-    ) => Effect.Effect<void, GasCeilingExceeded | GasBudgetExhausted | StoreUnavailable>
+    ) => Effect.Effect<GasHold, GasCeilingExceeded | GasBudgetExhausted | StoreUnavailable>
+    /** Gives back what {@link reserve} held, in the window it was reserved in (an ended window is left as it was). */
+    readonly release: (hold: GasHold) => Effect.Effect<void, StoreUnavailable>
     /**
      * Checks `gas` against the network's ceiling for `payer`'s kind without reserving anything: for a lower bound
      * known before the operation's gas is (a batch's simulated execution), so that an operation already over the
@@ -186,6 +189,7 @@ export class SpendPolicy extends Context.Service<
         const { scope, budgets } = payerBudgets(network, payer)
         const own = yield* ledger.reserve(scope, budgets, amount, windowMs, now)
         if (!own.reserved) return yield* refused(budgetKind(own.budget), own.retryAfterMs)
+        const names = budgets.map((budget) => budget.name)
         const shared = yield* ledger.reserve(
           networkScope(network),
           [{ name: "network", limit: limits.perNetwork }],
@@ -193,7 +197,27 @@ export class SpendPolicy extends Context.Service<
           windowMs,
           now
         )
-        if (!shared.reserved) return yield* refused("network", shared.retryAfterMs)
+        if (!shared.reserved) {
+          // Refused: what the payer's budgets held for it is given back.
+          yield* ledger.release(scope, names, amount, windowMs, now, now)
+          return yield* refused("network", shared.retryAfterMs)
+        }
+        return {
+          entries: [
+            { scope, names },
+            { scope: networkScope(network), names: ["network"] }
+          ],
+          gas: amount,
+          windowMs,
+          at: now
+        } satisfies GasHold
+      })
+
+      const release = Effect.fnUntraced(function* (hold: GasHold) {
+        const now = yield* Clock.currentTimeMillis
+        for (const entry of hold.entries) {
+          yield* ledger.release(entry.scope, entry.names, hold.gas, hold.windowMs, hold.at, now)
+        }
       })
 
       const use = Effect.fnUntraced(function* (network: SpendNetwork) {
@@ -208,7 +232,7 @@ export class SpendPolicy extends Context.Service<
         }
       })
 
-      return SpendPolicy.of({ reserve, checkCeiling, use })
+      return SpendPolicy.of({ reserve, release, checkCeiling, use })
     })
   )
 }

@@ -13,6 +13,7 @@ import {
 import { randomUuid, SecureRandom } from "../random/SecureRandom"
 import { AccountLocks } from "../state/AccountLocks"
 import type { StoreUnavailable } from "../state/errors"
+import type { GasHold } from "../state/GasLedger"
 import { type IdempotencyInFlight, OperationLink } from "../state/IdempotencyStore"
 import { isFinalStatus, TransactionLog, type TxOutcome, type TxRecord } from "../state/TransactionLog"
 import { Bundler, type BundlerError, type UserOperation07 } from "./Bundler"
@@ -21,6 +22,7 @@ import { type AccountIdentity, accountSalt } from "./identity"
 import { KeyVault } from "./KeyVault"
 import { type Network, rpc, withinDeadline } from "./networks"
 import { decodeRevertReason } from "./revertReason"
+import { SpendPolicy } from "./SpendPolicy"
 import { canonicalSafe4337Contracts, type SafeAccount, type SafeCall, safeAccount } from "./safeAccount"
 import {
   type AccountChainState,
@@ -67,7 +69,11 @@ export interface SubmitOptions<E = never, R = never> {
    */
   readonly account?: SafeAccount
   readonly intent: OperationIntent
-  readonly approveGas?: (gas: bigint) => Effect.Effect<void, E, R>
+  /**
+   * The spend policy's approval of the operation's gas ceiling, before anything is sponsored or signed; the hold it
+   * returns is kept in the record and given back if the bundler refuses the operation or it is dropped.
+   */
+  readonly approveGas?: (gas: bigint) => Effect.Effect<GasHold | void, E, R>
   /**
    * Called before the gas is estimated with the gas the calls used when simulated in sequence, a lower bound of the
    * operation's: a failure (a spend ceiling it already exceeds) ends the submission with nothing estimated or signed.
@@ -150,6 +156,7 @@ export class UserOperations extends Context.Service<
         const log = yield* TransactionLog
         const locks = yield* AccountLocks
         const random = yield* SecureRandom
+        const spend = yield* SpendPolicy
         const deployWaitMs = options.deployWaitMs ?? 30_000
 
         const accountOf = (identity: AccountIdentity) =>
@@ -206,7 +213,7 @@ export class UserOperations extends Context.Service<
           account: SafeAccount,
           state: AccountChainState,
           intent: OperationIntent,
-          approveGas: ((gas: bigint) => Effect.Effect<void, E, R>) | undefined,
+          approveGas: ((gas: bigint) => Effect.Effect<GasHold | void, E, R>) | undefined,
           nonce: OperationNonce | undefined
         ) =>
           Effect.gen(function* () {
@@ -214,6 +221,7 @@ export class UserOperations extends Context.Service<
             const fees = capFees(state.fees, state.baseFeePerGas, settings.feeCaps)
             if (fees === undefined) return yield* new GasPriceAboveCap({ network: network.slug })
             const owner = yield* vault.owner(identity)
+            let hold: GasHold | undefined
             const prepared = yield* prepareSafeOperation({
               chainId: network.chainId,
               account,
@@ -231,8 +239,19 @@ export class UserOperations extends Context.Service<
                       window: { validUntil: 0, validAfter: 0 }
                     }
                   }),
-              ...(approveGas === undefined ? {} : { approveGas })
+              ...(approveGas === undefined
+                ? {}
+                : {
+                    approveGas: (gas: bigint) =>
+                      approveGas(gas).pipe(
+                        Effect.map((held) => {
+                          hold = held ?? undefined
+                        })
+                      )
+                  })
             }).pipe(Effect.provideService(Bundler, bundler))
+            // Not sent after all (a store fault, or the bundler's refusal): it costs nothing, so its gas is given back.
+            const giveBack = hold === undefined ? Effect.void : spend.release(hold).pipe(Effect.ignore)
             const id = yield* Effect.provideService(randomUuid, SecureRandom, random)
             const now = yield* Clock.currentTimeMillis
             const record: TxRecord = {
@@ -246,17 +265,18 @@ export class UserOperations extends Context.Service<
               // Every field of a v0.7 operation in JSON-RPC form is a hex string (no EIP-7702 authorization here).
               userOperation: formatUserOperationRequest(prepared.op) as unknown as Readonly<Record<string, string>>,
               sentAfterBlock: Number(state.blockNumber),
+              ...(hold === undefined ? {} : { gasHold: hold }),
               status: "submitted",
               createdAt: now,
               details: intent.details
             }
             // Recorded before it is sent: a crash after this line leaves a record, and re-sending the same signed
             // operation can execute it only once (the EntryPoint's nonce).
-            yield* log.save(record)
+            yield* log.save(record).pipe(Effect.tapError(() => giveBack))
             // Linked to the request's Idempotency-Key before it is sent; if it cannot be linked, nothing is sent.
             yield* (yield* OperationLink)
               .link({ id, txHash: prepared.hash })
-              .pipe(Effect.tapError(() => log.discard(id).pipe(Effect.ignore)))
+              .pipe(Effect.tapError(() => log.discard(id).pipe(Effect.ignore, Effect.andThen(giveBack))))
             const sent = yield* bundler
               .sendUserOperation(network.chainId, prepared.op, account.contracts.entryPoint)
               .pipe(Effect.result)
@@ -264,6 +284,7 @@ export class UserOperations extends Context.Service<
               if (sent.failure._tag === "BundlerRejected") {
                 // The bundler refused it: it was not accepted, so it cannot be included by this send.
                 yield* log.discard(id)
+                yield* giveBack
                 return yield* sent.failure
               }
               // No answer: it may have been accepted. It stands as submitted; reading its status re-sends it.
@@ -461,6 +482,10 @@ export class UserOperations extends Context.Service<
         const settle = (record: TxRecord, outcome: TxOutcome) =>
           Effect.gen(function* () {
             const settled = yield* log.settle(record.id, outcome)
+            // Dropped: never included, so it cost nothing; only the read that settled it gives the gas back.
+            if (settled && outcome.status === "dropped" && record.gasHold !== undefined) {
+              yield* spend.release(record.gasHold)
+            }
             const final: TxRecord = settled ? { ...record, ...outcome } : ((yield* log.find(record.id)) ?? record)
             return { record: final, status: final.status, ...facts(final) } satisfies OperationStatus
           })

@@ -25,6 +25,19 @@ export type GasReservation =
     }
 
 /**
+ * What one reservation put in the ledger, kept (in the transaction's record) so that it can be given back when the
+ * operation turns out to cost nothing: refused by the bundler, or dropped without being included.
+ */
+export interface GasHold {
+  /** Each scope and the budgets of it the gas was counted in. */
+  readonly entries: ReadonlyArray<{ readonly scope: string; readonly names: ReadonlyArray<string> }>
+  readonly gas: number
+  readonly windowMs: number
+  /** When it was reserved (ms): the window it counts in. */
+  readonly at: number
+}
+
+/**
  * Gas counters in fixed windows, the state of the spend policy: how much gas each budget has reserved in the
  * current window. A reservation is all or nothing over the budgets of one call and decided atomically with
  * the counting, so concurrent callers (on one or many instances) never reserve past a limit.
@@ -45,6 +58,18 @@ export class GasLedger extends Context.Service<
       windowMs: number,
       now: number
     ) => Effect.Effect<GasReservation, StoreUnavailable>
+    /**
+     * Gives back `gas` reserved at `at` under each of `names` of `scope`, if that window is still the current one at
+     * `now` (an ended window is forgotten anyway); never below zero. For an operation that cost nothing.
+     */
+    readonly release: (
+      scope: string,
+      names: ReadonlyArray<string>,
+      gas: number,
+      windowMs: number,
+      at: number,
+      now: number
+    ) => Effect.Effect<void, StoreUnavailable>
     /** The gas reserved under `name` of `scope` in the window of `now` (0 when none). */
     readonly used: (
       scope: string,
@@ -69,6 +94,14 @@ export class GasLedger extends Context.Service<
           }
           for (const { name } of budgets) windows.open(keyOf(scope, name), windowMs, now).count += gas
           return { reserved: true }
+        }),
+      release: (scope, names, gas, windowMs, at, now) =>
+        Effect.sync(() => {
+          if (at - (at % windowMs) !== now - (now % windowMs)) return
+          for (const name of names) {
+            const window = windows.peek(keyOf(scope, name), windowMs, now)
+            if (window !== undefined) window.count = Math.max(0, window.count - gas)
+          }
         }),
       used: (scope, name, windowMs, now) =>
         Effect.sync(() => windows.peek(keyOf(scope, name), windowMs, now)?.count ?? 0)

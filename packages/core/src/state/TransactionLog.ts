@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type { StoreUnavailable } from "./errors"
+import type { GasHold } from "./GasLedger"
 
 /**
  * Where a submitted operation stands, read when asked (docs/decisions.md, "Status read when asked"):
@@ -56,6 +57,8 @@ export interface TxRecord {
   readonly userOperation?: Readonly<Record<string, string>>
   /** The node's latest block when the operation was prepared: its inclusion is looked for from there on. */
   readonly sentAfterBlock?: number
+  /** The gas the spend policy reserved for it: given back if it is dropped (it then cost nothing). */
+  readonly gasHold?: GasHold
   readonly status: TxStatus
   readonly blockNumber?: number
   readonly gasUsed?: string

@@ -10,10 +10,12 @@ import { Bundler } from "../../src/chain/Bundler"
 import { userWalletIdentity } from "../../src/chain/identity"
 import { KeyVault } from "../../src/chain/KeyVault"
 import { bundlerEndpoints, type Network, Networks } from "../../src/chain/networks"
+import { SpendPolicy } from "../../src/chain/SpendPolicy"
 import type { SafeCall } from "../../src/chain/safeAccount"
 import { UserOperations } from "../../src/chain/UserOperations"
 import { SecureRandom } from "../../src/random/SecureRandom"
 import { AccountLocks } from "../../src/state/AccountLocks"
+import { GasLedger } from "../../src/state/GasLedger"
 import { IdempotencyInFlight, OperationLink } from "../../src/state/IdempotencyStore"
 import { TransactionLog, type TxRecord } from "../../src/state/TransactionLog"
 import {
@@ -102,7 +104,8 @@ beforeAll(async () => {
     KeyVault.derived(freshMasterSecret()),
     TransactionLog.memory,
     AccountLocks.memory,
-    SecureRandom.crypto
+    SecureRandom.crypto,
+    SpendPolicy.layer.pipe(Layer.provide(GasLedger.memory))
   )
   runtime = ManagedRuntime.make(Layer.merge(UserOperations.layer().pipe(Layer.provide(ports)), ports))
 }, 120_000)

@@ -1,4 +1,4 @@
-import { IdempotencyStore, SecureRandom, StoreUnavailable, TransactionLog } from "@walletgate/core"
+import { GasLedger, IdempotencyStore, SecureRandom, StoreUnavailable, TransactionLog } from "@walletgate/core"
 import { makeApiKey } from "@walletgate/core/payout"
 import { Effect, Layer } from "effect"
 import { type Address, getAddress, parseEther, zeroAddress } from "viem"
@@ -40,6 +40,11 @@ const flakyStores = Layer.mergeAll(
   ).pipe(Layer.provide(TransactionLog.memory))
 )
 
+/** The gateway's gas ledger, read by the tests: what the spend policy holds reserved. */
+const ledger = Effect.runSync(Effect.service(GasLedger).pipe(Effect.provide(GasLedger.memory)))
+/** Gas reserved on the devnet's chain (both networks of the fixture share chain id 31337) in this hour. */
+const networkGasReserved = () => Effect.runPromise(ledger.used("31337", "network", 3_600_000, Date.now()))
+
 describe("payout faults between recording and sending (anvil + alto behind a proxy)", () => {
   let f: Fixture
   let proxy: NonNullable<Fixture["proxy"]>
@@ -72,7 +77,7 @@ describe("payout faults between recording and sending (anvil + alto behind a pro
       // A bundler that does not answer is given up after 1 s.
       network: (config) =>
         config.erc4337 === undefined ? config : { ...config, erc4337: { ...config.erc4337, bundlerTimeoutMs: 1_000 } },
-      ports: (embedded) => Layer.mergeAll(embedded, flakyStores)
+      ports: (embedded) => Layer.mergeAll(embedded, flakyStores, Layer.succeed(GasLedger, ledger))
     })
     if (f.proxy === undefined) throw new Error("no bundler proxy")
     proxy = f.proxy
@@ -224,5 +229,69 @@ describe("payout faults between recording and sending (anvil + alto behind a pro
     expect((await landed(first.body.id)).status).toBe("confirmed")
     expect(await f.balance(dave)).toBe(5000n)
     expect(await f.executed(account)).toHaveLength(executed + 1)
+  })
+
+  it("a plan payout whose nonce another plan payout used is reported dropped, and its gas is given back", async () => {
+    await f.fund(account, 6000n)
+    const before = await f.balance(recipient)
+    const executedBefore = (await f.executed(account)).length
+    const reservedBefore = await networkGasReserved()
+    // Recorded and answered, but the bundler never gets it (as when a bundler loses its mempool).
+    proxy.set({ _tag: "hangOn", method: "eth_sendUserOperation" })
+    const lost = await payout()
+    proxy.set({ _tag: "pass" })
+    expect([lost.status, lost.body.status]).toEqual([200, "submitted"])
+    expect(lost.body.totals).toEqual([{ asset: zeroAddress, amount: "6000" }])
+    const lostGas = (await networkGasReserved()) - reservedBefore
+    expect(lostGas).toBeGreaterThan(0)
+    // More funds arrive; the next plan payout takes the same plan nonce (the lost one is not on the chain).
+    await f.fund(account, 1000n)
+    const taker = await payout()
+    expect(taker.status).toBe(200)
+    expect(taker.body.totals).toEqual([{ asset: zeroAddress, amount: "7000" }])
+    expect(taker.body.userOpHash).not.toBe(lost.body.userOpHash)
+    expect((await landed(taker.body.id)).status).toBe("confirmed")
+    const takerGas = (await networkGasReserved()) - reservedBefore - lostGas
+    // The lost payout can never land now: final `dropped`, not pending for ever; its reservation is given back.
+    const dropped = await landed(lost.body.id)
+    expect(dropped).toMatchObject({ status: "dropped", userOpHash: lost.body.userOpHash })
+    expect(dropped.txHash).toBeUndefined()
+    expect((await networkGasReserved()) - reservedBefore).toBe(takerGas)
+    // Read again (by another reader too): still dropped, nothing given back twice.
+    expect((await landed(lost.body.id)).status).toBe("dropped")
+    expect((await networkGasReserved()) - reservedBefore).toBe(takerGas)
+    expect((await f.balance(recipient)) - before).toBe(7000n)
+    expect(await f.executed(account)).toHaveLength(executedBefore + 1)
+  })
+
+  it("20 concurrent plan payouts: one pays, the replaced ones end dropped, and the losers' gas is given back", async () => {
+    await f.fund(account, 20_000n)
+    const before = await f.balance(recipient)
+    const executedBefore = (await f.executed(account)).length
+    const reservedBefore = await networkGasReserved()
+    const answers = await Promise.all(Array.from({ length: 20 }, () => payout()))
+    for (const answer of answers.filter((one) => one.status !== 200)) {
+      expect([
+        [409, "payout_in_progress"],
+        [422, "nothing_to_disperse"]
+      ]).toContainEqual([answer.status, answer.body.code])
+    }
+    // The bundler may take a later one in place of an earlier one (a replacement at a higher fee): the replaced
+    // payout was answered 200, and ends `dropped`. Exactly one ends `confirmed`.
+    const accepted = answers.filter((answer) => answer.status === 200)
+    const finals = await Promise.all(accepted.map(async (answer) => (await landed(answer.body.id)).status))
+    expect(finals.filter((status) => status === "confirmed")).toHaveLength(1)
+    expect(finals.filter((status) => status !== "confirmed")).toEqual(finals.slice(1).map(() => "dropped"))
+    const raceGas = (await networkGasReserved()) - reservedBefore
+    // One payout alone, for the size of one reservation.
+    await f.fund(account, 1000n)
+    const alone = await payout()
+    expect((await landed(alone.body.id)).status).toBe("confirmed")
+    const oneGas = (await networkGasReserved()) - reservedBefore - raceGas
+    expect(raceGas).toBeGreaterThan(0)
+    // What stays reserved after the race is the winner's alone (the estimates of two payouts differ a little).
+    expect(raceGas).toBeLessThan(oneGas * 1.5)
+    expect((await f.balance(recipient)) - before).toBe(21_000n)
+    expect(await f.executed(account)).toHaveLength(executedBefore + 2)
   })
 })

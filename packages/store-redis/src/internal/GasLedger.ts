@@ -33,6 +33,21 @@ if window[1] == ARGV[1] then return window[2] end
 return "0"
 `)
 
+// Gives back ARGV[1] gas in every budget whose current window is the one starting at ARGV[2] (where it was
+// reserved); an ended window is left alone (it expires), and no count goes below zero.
+const release = luaScript(`
+for _, key in ipairs(KEYS) do
+  local window = redis.call("HMGET", key, "s", "u")
+  if window[1] == ARGV[2] then
+    local used = tonumber(window[2])
+    local back = tonumber(ARGV[1])
+    if back > used then back = used end
+    redis.call("HINCRBY", key, "u", -back)
+  end
+end
+return 1
+`)
+
 const ReserveReply = Schema.Tuple([Schema.Number, Schema.Number])
 
 /**
@@ -63,6 +78,18 @@ export const redisGasLedger = (connection: Connection): GasLedger["Service"] => 
           )
         )
     },
+    release: (scope, names, gas, windowMs, at) =>
+      names.length === 0
+        ? Effect.void
+        : connection
+            .run(
+              "GasLedger.release",
+              release,
+              names.map((name) => keyOf(scope, name)),
+              [gas, at - (at % windowMs)],
+              Schema.Number
+            )
+            .pipe(Effect.asVoid),
     used: (scope, name, windowMs, now) =>
       connection.run("GasLedger.used", used, [keyOf(scope, name)], [now - (now % windowMs)], Schema.NumberFromString)
   })

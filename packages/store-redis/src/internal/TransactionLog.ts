@@ -43,6 +43,14 @@ const RecordJson = Schema.fromJsonString(
     userOpHash: Schema.optionalKey(Schema.String),
     userOperation: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
     sentAfterBlock: Schema.optionalKey(Schema.Int),
+    gasHold: Schema.optionalKey(
+      Schema.Struct({
+        entries: Schema.Array(Schema.Struct({ scope: Schema.String, names: Schema.Array(Schema.String) })),
+        gas: Schema.Number,
+        windowMs: Schema.Number,
+        at: Schema.Number
+      })
+    ),
     status: TxStatus,
     blockNumber: Schema.optionalKey(Schema.Int),
     gasUsed: Schema.optionalKey(Schema.String),

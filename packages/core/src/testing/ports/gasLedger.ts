@@ -13,6 +13,34 @@ const ledgerCase = (name: string, run: (ledger: GasLedger["Service"]) => Effect.
 
 /** The contract of `GasLedger` (fixed windows, all-or-nothing reservations): every implementation must pass it. */
 export const gasLedgerContract: ReadonlyArray<PortContractCase<GasLedger>> = [
+  ledgerCase("gives back released gas in the window it was reserved in, never below zero", (ledger) =>
+    Effect.gen(function* () {
+      const budgets = [
+        { name: "app", limit: 1_000 },
+        { name: "user:a", limit: 500 }
+      ] as const
+      yield* expectEqual("first", yield* ledger.reserve("r:app", budgets, 400, HOUR, T0 + 1), reserved)
+      yield* expectEqual("second", yield* ledger.reserve("r:app", budgets, 100, HOUR, T0 + 2), reserved)
+      yield* ledger.release("r:app", ["app", "user:a"], 400, HOUR, T0 + 1, T0 + 3)
+      yield* expectEqual("app", yield* ledger.used("r:app", "app", HOUR, T0 + 4), 100)
+      yield* expectEqual("user", yield* ledger.used("r:app", "user:a", HOUR, T0 + 4), 100)
+      yield* expectEqual("room again", yield* ledger.reserve("r:app", budgets, 400, HOUR, T0 + 5), reserved)
+      yield* ledger.release("r:app", ["user:a"], 10_000, HOUR, T0 + 5, T0 + 6)
+      yield* expectEqual("user at zero", yield* ledger.used("r:app", "user:a", HOUR, T0 + 7), 0)
+      yield* expectEqual("app untouched", yield* ledger.used("r:app", "app", HOUR, T0 + 7), 500)
+    })
+  ),
+  ledgerCase("gives back nothing in a later window, nor for a budget never reserved", (ledger) =>
+    Effect.gen(function* () {
+      const app = [{ name: "app", limit: 1_000 }] as const
+      yield* expectEqual("last hour", yield* ledger.reserve("r:late", app, 300, HOUR, T0 + 1), reserved)
+      yield* expectEqual("this hour", yield* ledger.reserve("r:late", app, 200, HOUR, T0 + HOUR + 1), reserved)
+      yield* ledger.release("r:late", ["app"], 300, HOUR, T0 + 1, T0 + HOUR + 2)
+      yield* expectEqual("kept", yield* ledger.used("r:late", "app", HOUR, T0 + HOUR + 3), 200)
+      yield* ledger.release("r:none", ["app"], 300, HOUR, T0 + 1, T0 + 2)
+      yield* expectEqual("none", yield* ledger.used("r:none", "app", HOUR, T0 + 3), 0)
+    })
+  ),
   ledgerCase("reserves up to the limit, refuses what would pass it without counting it, then fits smaller", (ledger) =>
     Effect.gen(function* () {
       const app = [{ name: "app", limit: 1_000_000 }] as const
