@@ -3,7 +3,7 @@
 // operation landed exactly once (one UserOperationEvent per hash on the canonical chain, the recipients paid once)
 // or reported failed; status is only ever read in the request (GET /v1/kernel/tx/:id), nothing runs after it.
 import { testUserIdentity } from "@walletgate/core/chain"
-import type { Address, Hash } from "viem"
+import type { Hash } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { userOperationEvents } from "../devnet/shared"
 import { CLIENT, freshAddress, startKernelFixture } from "./fixture"
@@ -36,12 +36,16 @@ describe("operations through reorgs, dropped bundles and fee spikes (anvil + alt
   const executions = async (userOpHash: unknown) =>
     (await userOperationEvents(f.local, { userOpHash: userOpHash as Hash })).length
 
-  /** `count` batches of 1 wei + index to fresh recipients from fresh (funded, already deployed) wallets. */
-  const sendBatches = async (count: number) => {
-    const sent: Array<{ readonly answer: Answer; readonly recipient: Address; readonly amount: bigint }> = []
+  /** `count` fresh users whose wallets hold ETH (not deployed yet). */
+  const newUsers = async (count: number) => {
     const userIds = Array.from({ length: count }, () => `phone:finality-${users++}`)
     for (const userId of userIds) await f.fund(await f.walletOf(testUserIdentity(CLIENT.clientId, userId)), 10n ** 15n)
-    await Promise.all(
+    return userIds
+  }
+
+  /** One batch from each of `userIds` (i + 1 wei to a fresh recipient), answered once the bundler has it. */
+  const sendBatches = async (userIds: ReadonlyArray<string>) =>
+    Promise.all(
       userIds.map(async (userId, index) => {
         const recipient = freshAddress()
         const amount = BigInt(index + 1)
@@ -52,10 +56,18 @@ describe("operations through reorgs, dropped bundles and fee spikes (anvil + alt
           bearer
         )
         expect(answer.status).toBe(200)
-        sent.push({ answer, recipient, amount })
+        return { answer, recipient, amount }
       })
     )
-    return sent
+
+  /**
+   * `count` users whose Safes are deployed (a first batch landed): a batch of theirs is answered as soon as the
+   * bundler has it, even while the node mines nothing (a first one waits, inside its request, for the deployment).
+   */
+  const deployedUsers = async (count: number) => {
+    const userIds = await newUsers(count)
+    await expectLandedOnce(await sendBatches(userIds))
+    return userIds
   }
 
   const read = (id: unknown) => f.call("GET", `/v1/kernel/tx/${String(id)}`, undefined, bearer)
@@ -78,8 +90,11 @@ describe("operations through reorgs, dropped bundles and fee spikes (anvil + alt
   }
 
   /** Every operation landed exactly once: final `confirmed`, one execution per hash, each recipient paid once. */
-  const expectLandedOnce = async (sent: Awaited<ReturnType<typeof sendBatches>>) => {
-    const finals = await untilFinal(sent.map((one) => one.answer.body.id))
+  const expectLandedOnce = async (sent: Awaited<ReturnType<typeof sendBatches>>, ms?: number) => {
+    const finals = await untilFinal(
+      sent.map((one) => one.answer.body.id),
+      ms
+    )
     expect(finals.map((final) => final?.status)).toEqual(sent.map(() => "confirmed"))
     for (const one of sent) {
       expect(await executions(one.answer.body.userOpHash)).toBe(1)
@@ -112,7 +127,7 @@ describe("operations through reorgs, dropped bundles and fee spikes (anvil + alt
   }
 
   it("a reorg that takes the operations' blocks away: reported pending again, re-sent as they were, landed once", async () => {
-    const sent = await sendBatches(4)
+    const sent = await sendBatches(await newUsers(4))
     // Included, not yet final: the status read shows the including transaction.
     const included = new Map<unknown, number>()
     const deadline = Date.now() + 20_000
@@ -144,7 +159,7 @@ describe("operations through reorgs, dropped bundles and fee spikes (anvil + alt
   })
 
   it("a reorg that mines the same bundle again in another block: confirmed from the node's block, never stuck", async () => {
-    const sent = await sendBatches(3)
+    const sent = await sendBatches(await newUsers(3))
     const included = await untilIncluded(sent)
     const bundles = [...new Set(included.map((one) => one.txHash))]
     const raws = await Promise.all(bundles.map((hash) => anvil("eth_getRawTransactionByHash", [hash])))
@@ -158,5 +173,53 @@ describe("operations through reorgs, dropped bundles and fee spikes (anvil + alt
       expect(moved.blockHash).not.toBe(one.blockHash)
     }
     await expectLandedOnce(sent)
+  })
+
+  /** The bundle transactions waiting in the node's pool (automine off), once there are `count` operations' worth. */
+  const pendingBundles = async () => {
+    const deadline = Date.now() + 10_000
+    while (Date.now() < deadline) {
+      const pool = (await anvil("txpool_content")) as {
+        pending: Record<string, Record<string, { hash: Hash; to: string | null }>>
+      }
+      const hashes = Object.values(pool.pending)
+        .flatMap((byNonce) => Object.values(byNonce))
+        .filter((tx) => tx.to?.toLowerCase() === f.local.deployment.contracts.entryPoint.toLowerCase())
+        .map((tx) => tx.hash)
+      if (hashes.length > 0) return hashes
+      await wait(50)
+    }
+    throw new Error("no bundle reached the node's pool")
+  }
+
+  /** Runs `body` with the node mining only when asked (`anvil_mine`), then mines on each transaction again. */
+  const withoutAutomine = async (body: () => Promise<void>) => {
+    await anvil("evm_setAutomine", [false])
+    try {
+      await body()
+    } finally {
+      await anvil("evm_setAutomine", [true])
+    }
+  }
+
+  it("a bundle dropped from the node's pool: the operations are re-sent and land once", async () => {
+    const userIds = await deployedUsers(3)
+    await withoutAutomine(async () => {
+      const sent = await sendBatches(userIds)
+      const bundles = await pendingBundles()
+      for (const hash of bundles) await anvil("anvil_dropTransaction", [hash])
+      for (const one of sent) expect((await read(one.answer.body.id)).body.status).toBe("submitted")
+      await expectLandedOnce(sent, 40_000)
+    })
+  })
+
+  it("a base-fee spike while a bundle waits: the operations land once (or are reported failed), never twice", async () => {
+    const userIds = await deployedUsers(3)
+    await withoutAutomine(async () => {
+      const sent = await sendBatches(userIds)
+      await pendingBundles()
+      await anvil("anvil_setNextBlockBaseFeePerGas", [`0x${(20n * 10n ** 9n).toString(16)}`])
+      await expectLandedOnce(sent)
+    })
   })
 })
