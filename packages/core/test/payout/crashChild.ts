@@ -1,16 +1,21 @@
-// A gateway process for the crash test (crash.test.ts): the built @walletgate/core and @walletgate/redis, state on
-// the Redis of REDIS_URL, networks from PAYOUT_NETWORKS (JSON), served over HTTP on 127.0.0.1 and a free port,
-// which it prints as `listening <port>`. The test kills it with SIGKILL.
+// A gateway process for the crash and fleet tests (crash.test.ts, kernel/fleet.test.ts): the built @walletgate/core
+// and @walletgate/redis, state on the Redis of REDIS_URL, networks from PAYOUT_NETWORKS (JSON), the fleet's access
+// token key from GATEWAY_SIGNING_KEY (PEM, Ed25519) when set, served over HTTP on 127.0.0.1 and a free port, which
+// it prints as `listening <port>`. The crash test kills it with SIGKILL.
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { embeddedPorts, makeGateway } from "@walletgate/core"
+import { embeddedPorts, makeGateway, SigningKeys } from "@walletgate/core"
 import { RedisStores } from "@walletgate/redis"
 import { Layer } from "effect"
 
 const networks = JSON.parse(process.env.PAYOUT_NETWORKS ?? "[]")
+const signingKey = process.env.GATEWAY_SIGNING_KEY
 const gateway = makeGateway({
   ports: Layer.mergeAll(
     embeddedPorts({ masterSecret: process.env.PAYOUT_MASTER_SECRET ?? "", networks }),
+    ...(signingKey === undefined
+      ? []
+      : [SigningKeys.fromPrivateKey({ issuer: "walletgate", algorithm: "EdDSA", privateKey: signingKey })]),
     RedisStores.layer({ url: process.env.REDIS_URL ?? "", keyPrefix: process.env.REDIS_PREFIX ?? "" })
   ),
   loggers: []
