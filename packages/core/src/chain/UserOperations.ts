@@ -73,7 +73,7 @@ export interface SubmitOptions<E = never, R = never> {
    * The spend policy's approval of the operation's gas ceiling, before anything is sponsored or signed; the hold it
    * returns is kept in the record and given back if the bundler refuses the operation or it is dropped.
    */
-  readonly approveGas?: (gas: bigint) => Effect.Effect<GasHold | void, E, R>
+  readonly approveGas?: (gas: bigint) => Effect.Effect<GasHold | undefined, E, R>
   /**
    * Called before the gas is estimated with the gas the calls used when simulated in sequence, a lower bound of the
    * operation's: a failure (a spend ceiling it already exceeds) ends the submission with nothing estimated or signed.
@@ -213,7 +213,7 @@ export class UserOperations extends Context.Service<
           account: SafeAccount,
           state: AccountChainState,
           intent: OperationIntent,
-          approveGas: ((gas: bigint) => Effect.Effect<GasHold | void, E, R>) | undefined,
+          approveGas: ((gas: bigint) => Effect.Effect<GasHold | undefined, E, R>) | undefined,
           nonce: OperationNonce | undefined
         ) =>
           Effect.gen(function* () {
@@ -244,9 +244,12 @@ export class UserOperations extends Context.Service<
                 : {
                     approveGas: (gas: bigint) =>
                       approveGas(gas).pipe(
-                        Effect.map((held) => {
-                          hold = held ?? undefined
-                        })
+                        Effect.tap((held) =>
+                          Effect.sync(() => {
+                            hold = held
+                          })
+                        ),
+                        Effect.asVoid
                       )
                   })
             }).pipe(Effect.provideService(Bundler, bundler))

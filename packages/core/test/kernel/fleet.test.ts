@@ -2,7 +2,8 @@
 // own Redis connection) on one redis-server, one anvil and one alto, sending wallet batches of many users at once,
 // some requests repeated with the same Idempotency-Key on another process. Every accepted operation must land
 // exactly once (one UserOperationEvent per hash, each recipient paid once) with no two requests sharing an
-// operation unless they share a key. The processes run the built packages (npm run build).
+// operation unless they share a key. The processes run the built packages (npm run build); the chain is the
+// worker's devnet, the wallets this file's own (a fresh master secret).
 import { type ChildProcess, spawn } from "node:child_process"
 import { generateKeyPairSync } from "node:crypto"
 import { fileURLToPath } from "node:url"
@@ -20,7 +21,6 @@ import { devnetNetwork, startPayoutDevnet } from "../payout/fixture"
 
 const child = fileURLToPath(new URL("../payout/crashChild.ts", import.meta.url))
 const PREFIX = "fleet-ops:"
-const MASTER_SECRET = "fleet-ops-master-secret-0123456789abcdef"
 const CLIENT = { clientId: "wgc_fleet_ops", clientSecret: "wgs_fleet_ops_secret" }
 const GATEWAYS = 3
 const USERS = 100
@@ -65,7 +65,7 @@ describe("three gateway processes on one Redis, one chain and one bundler", { ta
           ...process.env,
           REDIS_URL: redis.url,
           REDIS_PREFIX: PREFIX,
-          PAYOUT_MASTER_SECRET: MASTER_SECRET,
+          PAYOUT_MASTER_SECRET: chain.masterSecret,
           PAYOUT_NETWORKS: JSON.stringify([devnetNetwork(chain.devnet)]),
           GATEWAY_SIGNING_KEY: signingKey
         },
@@ -104,7 +104,6 @@ describe("three gateway processes on one Redis, one chain and one bundler", { ta
   afterAll(async () => {
     for (const one of processes) one.kill("SIGKILL")
     await redis?.stop()
-    await chain?.devnet.stop()
   })
 
   it(`lands ${OPERATIONS} operations of ${USERS} users sent through ${GATEWAYS} processes exactly once, ${REPEATS} keys repeated across processes`, {
@@ -114,7 +113,7 @@ describe("three gateway processes on one Redis, one chain and one bundler", { ta
     const userIds = Array.from({ length: USERS }, (_, i) => `phone:fleet-${i}`)
     const wallets = userIds.map((userId) => {
       const identity = testUserIdentity(CLIENT.clientId, userId)
-      return identitySafe(privateKeyToAccount(deriveOwnerKey(MASTER_SECRET, identity)).address, identity).address
+      return identitySafe(privateKeyToAccount(deriveOwnerKey(chain.masterSecret, identity)).address, identity).address
     })
     // The users' Safes (not deployed yet) hold ETH to send; the paymaster pays the gas.
     for (const wallet of wallets) await chain.devnet.setBalance(wallet, 10n ** 15n)
