@@ -2,9 +2,6 @@
 // operations' blocks away, a bundle dropped from the node's pool, and a base-fee spike. Each ends with every
 // operation landed exactly once (one UserOperationEvent per hash on the canonical chain, the recipients paid once)
 // or reported failed; status is only ever read in the request (GET /v1/kernel/tx/:id), nothing runs after it.
-// This file rewinds and pauses the worker's shared devnet, which its other files never do: the files of a worker
-// run one after another, a reorg here replaces only blocks this file made (the depth reaches back to its own
-// operations' first block), and automatic mining is switched back on in a `finally`.
 import { testUserIdentity } from "@walletgate/core/chain"
 import type { Hash } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"

@@ -16,7 +16,7 @@ import { type Address, type Hash, parseAbiItem } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type RedisServer, startRedisServer } from "../../../store-redis/test/redis-server"
-import { freshAddress } from "../chain/fixture"
+import { freshAddress } from "../devnet/shared"
 import { devnetNetwork, startPayoutDevnet } from "../payout/fixture"
 
 const child = fileURLToPath(new URL("../payout/crashChild.ts", import.meta.url))

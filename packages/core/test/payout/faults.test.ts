@@ -90,6 +90,18 @@ describe("payout faults between recording and sending (anvil + alto behind a pro
   const payout = (headers: Record<string, string> = {}, path = `/v1/anvil/account/${account}/payout/disperse`) =>
     f.call("POST", path, {}, { "x-api-key": key, ...headers })
   const landed = async (id: unknown) => (await f.final(account, id, key)).body
+  /**
+   * Runs `body` while the node mines an empty block every 200 ms, as a live chain does: `dropped` is judged one block
+   * behind the head, so it needs a block after the one that used the nonce (automine makes none on its own).
+   */
+  const onALiveChain = async <A>(body: () => Promise<A>): Promise<A> => {
+    const mining = setInterval(() => void f.devnet.anvilRequest("anvil_mine", ["0x1"]), 200)
+    try {
+      return await body()
+    } finally {
+      clearInterval(mining)
+    }
+  }
 
   it("a store that fails between recording and sending: nothing is sent; a retry with the key pays once", async () => {
     await f.fund(account, parseEther("1"))
@@ -241,19 +253,19 @@ describe("payout faults between recording and sending (anvil + alto behind a pro
     const lost = await payout()
     proxy.set({ _tag: "pass" })
     expect([lost.status, lost.body.status]).toEqual([200, "submitted"])
-    expect(lost.body.totals).toEqual([{ asset: zeroAddress, amount: "6000" }])
+    expect(lost.body.totals).toMatchObject([{ asset: zeroAddress, amount: "6000" }])
     const lostGas = (await networkGasReserved()) - reservedBefore
     expect(lostGas).toBeGreaterThan(0)
     // More funds arrive; the next plan payout takes the same plan nonce (the lost one is not on the chain).
     await f.fund(account, 1000n)
     const taker = await payout()
     expect(taker.status).toBe(200)
-    expect(taker.body.totals).toEqual([{ asset: zeroAddress, amount: "7000" }])
+    expect(taker.body.totals).toMatchObject([{ asset: zeroAddress, amount: "7000" }])
     expect(taker.body.userOpHash).not.toBe(lost.body.userOpHash)
     expect((await landed(taker.body.id)).status).toBe("confirmed")
     const takerGas = (await networkGasReserved()) - reservedBefore - lostGas
     // The lost payout can never land now: final `dropped`, not pending for ever; its reservation is given back.
-    const dropped = await landed(lost.body.id)
+    const dropped = await onALiveChain(() => landed(lost.body.id))
     expect(dropped).toMatchObject({ status: "dropped", userOpHash: lost.body.userOpHash })
     expect(dropped.txHash).toBeUndefined()
     expect((await networkGasReserved()) - reservedBefore).toBe(takerGas)
@@ -279,7 +291,9 @@ describe("payout faults between recording and sending (anvil + alto behind a pro
     // The bundler may take a later one in place of an earlier one (a replacement at a higher fee): the replaced
     // payout was answered 200, and ends `dropped`. Exactly one ends `confirmed`.
     const accepted = answers.filter((answer) => answer.status === 200)
-    const finals = await Promise.all(accepted.map(async (answer) => (await landed(answer.body.id)).status))
+    const finals = await onALiveChain(() =>
+      Promise.all(accepted.map(async (answer) => (await landed(answer.body.id)).status))
+    )
     expect(finals.filter((status) => status === "confirmed")).toHaveLength(1)
     expect(finals.filter((status) => status !== "confirmed")).toEqual(finals.slice(1).map(() => "dropped"))
     const raceGas = (await networkGasReserved()) - reservedBefore
