@@ -255,6 +255,17 @@ export class UserOperations extends Context.Service<
             }).pipe(Effect.provideService(Bundler, bundler))
             // Not sent after all (a store fault, or the bundler's refusal): it costs nothing, so its gas is given back.
             const giveBack = hold === undefined ? Effect.void : spend.release(hold).pipe(Effect.ignore)
+            // On a shared nonce (a plan payout) another request may have signed this very operation: same calls, nonce,
+            // gas and fees, so the same hash. The EntryPoint runs it once, so it is one record: this request is
+            // answered with the one already made, its reservation given back (docs/decisions.md).
+            if (nonce !== undefined) {
+              const same = yield* log.findByHash(prepared.hash).pipe(Effect.tapError(() => giveBack))
+              if (same?.userOpHash === prepared.hash && same.kind === intent.kind && same.owner === intent.owner) {
+                yield* giveBack
+                yield* (yield* OperationLink).link({ id: same.id, txHash: prepared.hash })
+                return same
+              }
+            }
             const id = yield* Effect.provideService(randomUuid, SecureRandom, random)
             const now = yield* Clock.currentTimeMillis
             const record: TxRecord = {

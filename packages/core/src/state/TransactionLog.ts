@@ -88,7 +88,10 @@ export type TxOutcome =
 export class TransactionLog extends Context.Service<
   TransactionLog,
   {
-    /** Records a signed transaction before it is broadcast. */
+    /**
+     * Records a signed transaction before it is broadcast. A hash another standing record was saved or settled with
+     * stays that record's (two requests that signed the same operation; the later one is discarded when refused).
+     */
     readonly save: (record: TxRecord) => Effect.Effect<void, StoreUnavailable>
     readonly find: (id: string) => Effect.Effect<TxRecord | undefined, StoreUnavailable>
     /**
@@ -110,10 +113,14 @@ export class TransactionLog extends Context.Service<
   /** Records in this process's memory. */
   static readonly memory: Layer.Layer<TransactionLog> = Layer.sync(TransactionLog, () => {
     const records = new Map<string, TxRecord>()
-    // Every hash a record was saved or settled with → its id; a hash the record no longer has finds nothing.
+    // Every hash a record was saved or settled with → its id; a hash the record no longer has finds nothing. A hash
+    // stays with the record that holds it while that record stands (the same operation recorded twice: see save).
     const byHash = new Map<string, string>()
     const index = (id: string, hash: string | undefined) => {
-      if (hash !== undefined) byHash.set(hash.toLowerCase(), id)
+      if (hash === undefined) return
+      const holder = byHash.get(hash.toLowerCase())
+      const standing = holder === undefined || holder === id ? undefined : records.get(holder)
+      if (standing === undefined || !hasHash(standing, hash)) byHash.set(hash.toLowerCase(), id)
     }
     return TransactionLog.of({
       save: (record) =>

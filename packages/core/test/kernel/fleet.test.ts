@@ -12,11 +12,11 @@ import { hashClientSecret } from "@walletgate/core/auth"
 import { deriveOwnerKey, identitySafe, testUserIdentity } from "@walletgate/core/chain"
 import { RedisStores } from "@walletgate/redis"
 import { Effect, Layer } from "effect"
-import { type Address, type Hash, parseAbiItem } from "viem"
+import type { Address, Hash } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type RedisServer, startRedisServer } from "../../../store-redis/test/redis-server"
-import { freshAddress } from "../devnet/shared"
+import { freshAddress, userOperationEvents } from "../devnet/shared"
 import { devnetNetwork, startPayoutDevnet } from "../payout/fixture"
 
 const child = fileURLToPath(new URL("../payout/crashChild.ts", import.meta.url))
@@ -29,10 +29,6 @@ const OPERATIONS = 300
 const REPEATS = 60
 /** Requests in flight at once, over the whole fleet. */
 const CONCURRENCY = 48
-
-const userOperationEvent = parseAbiItem(
-  "event UserOperationEvent(bytes32 indexed userOpHash, address indexed sender, address indexed paymaster, uint256 nonce, bool success, uint256 actualGasCost, uint256 actualGasUsed)"
-)
 
 /** Runs `work` over `items`, at most `limit` at once. */
 const pool = async <A, B>(items: ReadonlyArray<A>, limit: number, work: (item: A) => Promise<B>) => {
@@ -196,11 +192,7 @@ describe("three gateway processes on one Redis, one chain and one bundler", { ta
     expect(landed).toBe(OPERATIONS)
 
     // Exactly once on the chain: one event per operation, and no other operation of these Safes.
-    const events = await chain.devnet.publicClient.getLogs({
-      address: chain.devnet.deployment.contracts.entryPoint,
-      event: userOperationEvent,
-      fromBlock: 0n
-    })
+    const events = await userOperationEvents(chain.devnet, {})
     const ours = new Set<string>(wallets.map((wallet) => wallet.toLowerCase()))
     const executed = events.filter((event) => ours.has(String(event.args.sender).toLowerCase()))
     const perHash = new Map<string, number>()

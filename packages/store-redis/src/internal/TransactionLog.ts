@@ -1,4 +1,4 @@
-import { TransactionLog } from "@walletgate/core"
+import { StoreUnavailable, TransactionLog } from "@walletgate/core"
 import { hasHash, type TxRecord, TxStatus } from "@walletgate/core/state"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -10,8 +10,10 @@ import { type Connection, luaScript } from "./connection"
 // of what the gateway broadcast.
 //
 // `{txh:<hash in lower case>}` = the id of the record saved or settled with that user operation or transaction
-// hash. It lies in another slot than the record, so it is written first, by its own command: an index whose
+// hash. It lies in another slot than the record, so it is written first, by its own commands: an index whose
 // record never came (a failed save) or has another hash now finds nothing, since the record is checked when read.
+// A hash stays with a standing record that still has it (the same operation recorded twice, the later one then
+// discarded); it is taken over only from a record that is gone or no longer has it.
 
 // Saving replaces the whole record, outcome included.
 const save = luaScript(`
@@ -78,10 +80,31 @@ export const redisTransactionLog = (connection: Connection): TransactionLog["Ser
   const txKey = (id: string) => `${connection.keyPrefix}{tx:${id}}`
   const hashKey = (hash: string) => `${connection.keyPrefix}{txh:${hash.toLowerCase()}}`
   // Named for the operation that writes it: a failure is that operation's.
+  const indexOne = (operation: string, id: string, hash: string) =>
+    Effect.gen(function* () {
+      const claimed = yield* connection.send(
+        operation,
+        (client) => client.set(hashKey(hash), id, "NX"),
+        Schema.NullOr(Schema.String)
+      )
+      if (claimed !== null) return
+      const holder = yield* connection.send(
+        operation,
+        (client) => client.get(hashKey(hash)),
+        Schema.NullOr(Schema.String)
+      )
+      const standing =
+        holder === null || holder === id
+          ? undefined
+          : yield* find(holder).pipe(Effect.mapError(() => new StoreUnavailable({ operation })))
+      if (standing === undefined || !hasHash(standing, hash)) {
+        yield* connection.send(operation, (client) => client.set(hashKey(hash), id), Schema.String)
+      }
+    })
   const index = (operation: string, id: string, hashes: ReadonlyArray<string | undefined>) =>
     Effect.forEach(
       hashes.filter((hash): hash is string => hash !== undefined),
-      (hash) => connection.send(operation, (client) => client.set(hashKey(hash), id), Schema.String),
+      (hash) => indexOne(operation, id, hash),
       { discard: true }
     )
   const find = (id: string) =>

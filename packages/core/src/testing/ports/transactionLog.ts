@@ -166,6 +166,25 @@ export const transactionLogContract: ReadonlyArray<PortContractCase<TransactionL
       )
     })
   ),
+  logCase(
+    "keeps a hash with the record that holds it: a second record saved with it, then discarded, hides nothing",
+    (log) =>
+      Effect.gen(function* () {
+        // Two requests that signed the same operation (one hash) both recorded it; the bundler refused the second.
+        const hash = `0x${"ab".repeat(32)}`
+        const first = submitted(1, { userOpHash: hash })
+        yield* log.save(first)
+        yield* log.save(submitted(2, { userOpHash: hash }))
+        yield* expectEqual("while both stand", yield* log.findByHash(hash), first)
+        yield* log.discard(submitted(2).id)
+        yield* expectEqual("after the discard", yield* log.findByHash(hash), first)
+        // Once its holder is gone, a hash goes to the next record saved with it.
+        yield* log.discard(first.id)
+        const third = submitted(3, { userOpHash: hash })
+        yield* log.save(third)
+        yield* expectEqual("next holder", yield* log.findByHash(hash), third)
+      })
+  ),
   logCase("settles every one of 20 records concurrently", (log) =>
     Effect.gen(function* () {
       const records = Array.from({ length: 20 }, (_, i) => submitted(i))
