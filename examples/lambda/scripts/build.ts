@@ -1,33 +1,63 @@
-// Bundles src/handler.ts and everything it imports into one ES module, build/handler.mjs, ready to zip.
-import { rm, stat } from "node:fs/promises"
+// Bundles each function into one ES module with everything it imports, ready to zip: build/handler.mjs (every route,
+// src/handler.ts) and build/signIn.mjs (phone sign-in alone, src/signIn.ts), with esbuild's metafile of each beside
+// it (build/<name>.meta.json: which package brought which bytes).
+import { rm, stat, writeFile } from "node:fs/promises"
 import { builtinModules } from "node:module"
 import { fileURLToPath } from "node:url"
-import { build } from "esbuild"
+import { build, type Metafile } from "esbuild"
 
-/** The bundle that `buildHandler` writes. */
-export const bundlePath = fileURLToPath(new URL("../build/handler.mjs", import.meta.url))
+/** The functions of the example, by bundle name. */
+export const functions = { handler: "../src/handler.ts", signIn: "../src/signIn.ts" } as const
 
-/** Bundles the handler into {@link bundlePath} (node builtins only stay imports); resolves to its size in bytes. */
-export const buildHandler = async (): Promise<number> => {
-  await rm(fileURLToPath(new URL("../build", import.meta.url)), { recursive: true, force: true })
-  await build({
-    entryPoints: [fileURLToPath(new URL("../src/handler.ts", import.meta.url))],
-    // This folder's own tsconfig, which has no `paths`: the packages resolve as an app's would, to their dist.
-    tsconfig: fileURLToPath(new URL("../tsconfig.json", import.meta.url)),
-    outfile: bundlePath,
-    bundle: true,
-    platform: "node",
-    target: "node22",
-    format: "esm",
-    minify: true,
-    treeShaking: true,
-    external: [...builtinModules, "node:*"],
-    logLevel: "warning"
-  })
-  return (await stat(bundlePath)).size
+/** A function of the example. */
+export type FunctionName = keyof typeof functions
+
+/** The folder the bundles go to (SAM's CodeUri). */
+export const buildDir = fileURLToPath(new URL("../build/", import.meta.url))
+
+/** The bundle of `name`. */
+export const bundlePath = (name: FunctionName = "handler"): string => `${buildDir}${name}.mjs`
+
+/** One bundle: its size in bytes and esbuild's metafile. */
+export interface Bundle {
+  readonly bytes: number
+  readonly metafile: Metafile
+}
+
+/** Bundles every function into {@link buildDir} (node builtins only stay imports); resolves to each one's size and metafile. */
+export const buildHandlers = async (): Promise<Record<FunctionName, Bundle>> => {
+  await rm(buildDir, { recursive: true, force: true })
+  const built: Partial<Record<FunctionName, Bundle>> = {}
+  for (const [name, entry] of Object.entries(functions) as Array<[FunctionName, string]>) {
+    const result = await build({
+      entryPoints: [fileURLToPath(new URL(entry, import.meta.url))],
+      // This folder's own tsconfig, which has no `paths`: the packages resolve as an app's would, to their dist.
+      tsconfig: fileURLToPath(new URL("../tsconfig.json", import.meta.url)),
+      outfile: bundlePath(name),
+      bundle: true,
+      platform: "node",
+      target: "node22",
+      format: "esm",
+      minify: true,
+      treeShaking: true,
+      metafile: true,
+      external: [...builtinModules, "node:*"],
+      // ioredis is CommonJS: its require() of Node's builtins needs a require in the ES module.
+      banner: { js: 'import { createRequire } from "node:module"; const require = createRequire(import.meta.url);' },
+      logLevel: "warning",
+      // The core's dist imports its shared chunks bare (`import "./chunk-….js"`) besides importing names from them;
+      // under its `sideEffects: false` (true: no module of it does work at import) esbuild drops those bare imports,
+      // which is what is wanted, and warns once per chunk.
+      logOverride: { "ignored-bare-import": "silent" }
+    })
+    await writeFile(`${buildDir}${name}.meta.json`, JSON.stringify(result.metafile))
+    built[name] = { bytes: (await stat(bundlePath(name))).size, metafile: result.metafile }
+  }
+  return built as Record<FunctionName, Bundle>
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const size = await buildHandler()
-  console.log(`${bundlePath}: ${(size / 1024).toFixed(1)} KiB`)
+  for (const [name, bundle] of Object.entries(await buildHandlers())) {
+    console.log(`${bundlePath(name as FunctionName)}: ${(bundle.bytes / 1024).toFixed(1)} KiB`)
+  }
 }

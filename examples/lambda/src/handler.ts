@@ -1,40 +1,43 @@
-// walletgate as one AWS Lambda function. This module runs once per container, at cold start: the gateway
-// and its layers are built here, so warm invocations pay nothing for setup. `handler` answers API Gateway
-// (REST and HTTP API), ALB and function URL events alike.
+// walletgate in production as one AWS Lambda function: every route (phone sign-in, app tokens, wallet transactions,
+// payouts, the /api lookups, health), its state on Redis, its networks and bundlers from the networks file, its secrets
+// from the environment. This module runs once per container, at cold start: the settings are read and the gateway's
+// layers built here (a bad setting fails the init, not a user's request), so warm invocations pay nothing for setup.
+// Nothing runs after an answer: every request's work (a user operation sent to the bundler, an SMS) is done before
+// the handler returns, and a container frozen between invocations has nothing left to do.
 import { embeddedPorts, makeGateway } from "@walletgate/core"
-import {
-  issuerFromEnv,
-  optionalMasterSecretFromEnv,
-  signingKeysFromEnv,
-  smsSenderFromEnv
-} from "@walletgate/core/config"
 import { createHandler } from "@walletgate/lambda"
+import { RedisStores } from "@walletgate/redis"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { productionSettings } from "./settings"
 
-// Every setting is read through the core's configuration (docs/configuration.md): a bad one fails the cold start
-// with an Error naming it, what is wrong and a valid example, never a secret's value.
-const { issuer, masterSecret } = await Effect.runPromise(
-  Effect.all({ issuer: issuerFromEnv, masterSecret: optionalMasterSecretFromEnv })
-)
+const settings = await Effect.runPromise(productionSettings)
 
 const gateway = makeGateway({
+  kernel: { clientStatuses: settings.clientStatuses, resolver: { access: settings.resolverAccess } },
+  ...Option.match(settings.operatorToken, {
+    onNone: () => ({}),
+    onSome: (token) => ({ operatorToken: Redacted.value(token) })
+  }),
   ports: Layer.mergeAll(
-    // Every container must derive the same wallets: without a master secret, each makes its own.
     embeddedPorts({
-      issuer,
-      ...Option.match(masterSecret, { onNone: () => ({}), onSome: (value) => ({ masterSecret: value }) })
+      issuer: settings.issuer,
+      masterSecret: settings.masterSecret,
+      networks: settings.networks,
+      identityProviders: settings.identityProviders
     }),
-    // WALLETGATE_SMS=console|twilio|webhook and its variables.
-    smsSenderFromEnv,
-    // WALLETGATE_SIGNING_KEY keeps tokens valid across containers and cold starts; without one, each container
-    // makes its own.
-    signingKeysFromEnv(issuer)
+    settings.smsSender,
+    settings.signingKeys,
+    // Every state port on Redis (a later layer wins): codes, users, rate limits, apps, API keys, automation accounts,
+    // idempotency keys, account locks, the transaction log and the gas ledger, shared by every container.
+    RedisStores.layer({ url: settings.redisUrl.href })
   )
 })
 
-// Build the layers during the init phase: a bad configuration fails the cold start, not a user's request.
+// Build the layers during the init phase (the Redis connection among them): a bad configuration or an unreachable
+// Redis fails the cold start, not a user's request.
 await gateway.ready()
 
 /**

@@ -11,10 +11,17 @@ import type { Hex } from "viem"
 import type { ClientStatuses } from "../auth/clientStatuses"
 import { ExternalIssuerConfig } from "../auth/IdentityProviders"
 import { SigningKeys } from "../auth/SigningKeys"
+import type { NetworkConfig } from "../chain/networks"
 import { resolveSpendLimits } from "../chain/SpendPolicy"
 import { fieldProblems } from "../http/route"
 import { SmsSender } from "../otp/SmsSender"
-import { type NetworkSettings, NetworksFile, networkFieldExamples, toNetworkSettings } from "./networksFile"
+import {
+  type NetworkSettings,
+  NetworksFile,
+  networkFieldExamples,
+  toNetworkConfig,
+  toNetworkSettings
+} from "./networksFile"
 
 /**
  * A setting of the environment that cannot be used: the message names the setting, says what is wrong and shows
@@ -432,6 +439,18 @@ export const networkSettingsFromEnv = (
     }
     return networks
   })
+
+/**
+ * The networks the gateway serves, from `WALLETGATE_NETWORKS_FILE` or `WALLETGATE_NETWORKS` (as
+ * {@link networkSettingsFromEnv} reads them; a paymaster must name its address): each with its RPC endpoints, bundler,
+ * paymaster, confirmations, fee caps and spend limits, for `embeddedPorts({ networks })`; none when neither is set.
+ */
+export const gatewayNetworksFromEnv: Effect.Effect<
+  ReadonlyArray<NetworkConfig>,
+  ConfigurationError
+> = networkSettingsFromEnv({ paymasterAddressRequired: true }).pipe(
+  Effect.map((networks) => networks.map(toNetworkConfig))
+)
 
 const PrivateKeyText = Schema.String.check(Schema.isPattern(/^0x[0-9a-fA-F]{64}$/))
 

@@ -3,6 +3,7 @@ export {
   ConfigurationError,
   clientStatusesFromEnv,
   deployerKeyFromEnv,
+  gatewayNetworksFromEnv,
   hostFromEnv,
   identityProvidersFromEnv,
   issuerFromEnv,

@@ -1,5 +1,5 @@
 import * as Schema from "effect/Schema"
-import { type Address, getAddress, type Hex, parseUnits } from "viem"
+import { type Address, getAddress, type Hex, parseUnits, zeroAddress } from "viem"
 import type { NetworkConfig } from "../chain/networks"
 import { AddressString } from "../chain/schemas"
 
@@ -97,7 +97,9 @@ export const NetworkEntry = Schema.Struct({
   pollingIntervalMs: Schema.optionalKey(wholeNumber(10, 60_000)),
   rpcTimeoutMs: Schema.optionalKey(wholeNumber(100, 120_000)),
   rpcDeadlineMs: Schema.optionalKey(wholeNumber(100, 120_000)),
-  bundlerTimeoutMs: Schema.optionalKey(wholeNumber(100, 120_000))
+  bundlerTimeoutMs: Schema.optionalKey(wholeNumber(100, 120_000)),
+  /** walletgate's dust Sweeper contract here, read by the `/api` lookups when they are configured for this network. */
+  sweeper: Schema.optionalKey(AddressString)
 })
 
 /** A network of the file, decoded. */
@@ -122,7 +124,8 @@ export const networkFieldExamples: Readonly<Record<string, string>> = {
   pollingIntervalMs: '"pollingIntervalMs": 1000',
   rpcTimeoutMs: '"rpcTimeoutMs": 10000',
   rpcDeadlineMs: '"rpcDeadlineMs": 5000',
-  bundlerTimeoutMs: '"bundlerTimeoutMs": 10000'
+  bundlerTimeoutMs: '"bundlerTimeoutMs": 10000',
+  sweeper: '"sweeper": "0x5FbDB2315678afecb367f032d93F642f64180aa3"'
 }
 
 /** A network's settings from the file, with its secrets read: the parts of `NetworkConfig` the file holds. */
@@ -144,6 +147,8 @@ export interface NetworkSettings
   readonly paymaster:
     | { readonly address: Address | undefined; readonly signerKey: Hex; readonly minDepositWei: bigint | undefined }
     | undefined
+  /** walletgate's dust Sweeper contract, when the file names one. */
+  readonly sweeper: Address | undefined
 }
 
 /**
@@ -196,6 +201,17 @@ export const toNetworkSettings = (slug: string, entry: NetworkEntry, signerKey: 
             }
           })
     },
-    paymaster
+    paymaster,
+    sweeper: entry.sweeper === undefined ? undefined : getAddress(entry.sweeper)
   }
 }
+
+/**
+ * A network of the file as the gateway serves it (`embeddedPorts({ networks })`). A network without a `sweeper` has
+ * the zero address there: the `/api` lookups read the sweeper of the one network their settings name, and answer
+ * `sweeper_not_configured` without settings.
+ */
+export const toNetworkConfig = ({ paymaster: _paymaster, sweeper, ...settings }: NetworkSettings): NetworkConfig => ({
+  ...settings,
+  contracts: { sweeper: sweeper ?? zeroAddress }
+})

@@ -1,0 +1,26 @@
+// A function that serves phone sign-in alone (signInWithOTP, verifyOTP, the JWKS), its state on Redis: the gateway
+// composed of one module, so the bundle carries no chain code. The benchmark measures its cold start beside the
+// whole gateway's (bench/lambda.ts); deploy it the same way, with `Handler: signIn.handler`.
+import { composeGateway } from "@walletgate/core/compose"
+import { embeddedSignInPorts, phoneSignIn } from "@walletgate/core/otp"
+import { createHandler } from "@walletgate/lambda"
+import { RedisStores } from "@walletgate/redis"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { signInSettings } from "./settings"
+
+const settings = await Effect.runPromise(signInSettings)
+
+const gateway = composeGateway({
+  modules: [phoneSignIn()],
+  ports: Layer.mergeAll(
+    embeddedSignInPorts({ issuer: settings.issuer }),
+    settings.smsSender,
+    settings.signingKeys,
+    RedisStores.layer({ url: settings.redisUrl.href })
+  )
+})
+await gateway.ready()
+
+/** The function's handler: `signIn.handler`. */
+export const handler = createHandler(gateway, { trustProxy: true })
