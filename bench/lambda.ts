@@ -1,193 +1,176 @@
-// The Lambda adapter. Invocations per second of the handler in process, for each event kind, one call at a
-// time as a Lambda container makes them, beside gateway.handle fed the neutral request: RUNS runs of RUN_MS
-// each after a warm-up, the targets taken in turn, the median reported. Each invocation is a signInWithOTP
-// for a phone not seen before (200: phone parsing, HMAC, store, rate limits, SMS to a silent outbox).
-// Then the example's bundle (examples/lambda): its size, and the median of COLD_STARTS cold `import()`
-// times, each in a fresh node process, with the first invocation after it.
+// The Lambda example's functions (every route; sign-in alone) beside a trivial handler, under AWS's runtime interface
+// client on a loopback Runtime API, state on a real redis-server: bundle bytes (per package from esbuild's metafile),
+// cold start (spawn → first answer), cold import(), peak RSS after INVOCATIONS invocations. Method: bench/README.md.
 import { spawnSync } from "node:child_process"
-import { mkdirSync, writeFileSync } from "node:fs"
+import { generateKeyPairSync } from "node:crypto"
+import { readFileSync } from "node:fs"
+import { mkdtemp, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { pathToFileURL } from "node:url"
-import { embeddedPorts, type Gateway, type GatewayRequest, makeGateway, SmsSender } from "@walletgate/core"
-import type { ConformanceRequest } from "@walletgate/core/testing"
-import { createHandler } from "@walletgate/lambda"
-import * as Layer from "effect/Layer"
-import { buildHandler, bundlePath } from "../examples/lambda/scripts/build.ts"
-import { eventFor, eventKinds } from "../packages/adapter-lambda/test/events.ts"
+import { type Bundle, buildHandlers, bundlePath } from "../examples/lambda/scripts/build.ts"
+import { runtimeKind, spawnRuntime, startRuntimeApi } from "../examples/lambda/test/runtimeApi.ts"
+import { eventFor } from "../packages/adapter-lambda/test/events.ts"
+import { startRedisServer } from "../packages/store-redis/test/redis-server.ts"
+import { keepResults, printTable } from "./table.ts"
 
-const RUNS = 5
-const RUN_MS = 1000
-const WARM_UP_MS = 300
 const COLD_STARTS = 10
+const INVOCATIONS = 600
 
 const median = (values: ReadonlyArray<number>): number => {
   const sorted = [...values].sort((a, b) => a - b)
   const middle = Math.floor(sorted.length / 2)
   return sorted.length % 2 === 1 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2
 }
-const round = (value: number, digits = 0) => Number(value.toFixed(digits))
+const round = (value: number, digits = 1) => Number(value.toFixed(digits))
 
-/** The body of the `n`th sign-in, each for another phone: +1 415 230-0000, +1 415 230-0001, … */
-const signInBody = (n: number): string =>
-  JSON.stringify({ phone: `+1415${230 + Math.floor(n / 10_000)}${String(n % 10_000).padStart(4, "0")}` })
-const signIn = (n: number): ConformanceRequest => ({
-  method: "POST",
-  path: "/functions/v1/signInWithOTP",
-  headers: { "content-type": "application/json" },
-  body: signInBody(n)
-})
+/** The `n`th sign-in as an HTTP API event, each for another phone (+1 415 230-0000, …) from another address. */
+const signIn = (n: number) => {
+  const phone = `+1415${230 + Math.floor(n / 10_000)}${String(n % 10_000).padStart(4, "0")}`
+  const headers = { "content-type": "application/json" }
+  const request = { method: "POST", path: "/functions/v1/signInWithOTP", headers, body: JSON.stringify({ phone }) }
+  const event = eventFor("HTTP API v2", request) as {
+    requestContext: { http: { sourceIp: string } }
+  }
+  event.requestContext.http.sourceIp = `198.51.${Math.floor(n / 250) % 250}.${(n % 250) + 1}`
+  return event
+}
 
-/** What is measured: one way of invoking, over a gateway of its own (no target pays for another's state). */
+/** One function measured under the runtime: its file (`<taskRoot>/<handler file>.mjs`) and bundle bytes. */
 interface Target {
   readonly name: string
-  readonly gateway: Gateway
-  /** Invokes with the `n`th sign-in; resolves to the status. */
-  readonly invoke: (n: number) => Promise<number>
-  readonly runs: Array<number>
-  invocations: number
+  readonly file: string
+  readonly bytes: number
 }
 
-const target = (name: string, invoker: (gateway: Gateway) => (n: number) => Promise<number>): Target => {
-  const gateway = makeGateway({
-    ports: Layer.mergeAll(
-      embeddedPorts({
-        otp: {
-          sendsPerIpPerHour: Number.MAX_SAFE_INTEGER,
-          sendsPerPrefixPerHour: Number.MAX_SAFE_INTEGER,
-          globalSendsPerHour: Number.MAX_SAFE_INTEGER
-        }
-      }),
-      SmsSender.console(() => undefined)
-    ),
-    loggers: []
-  })
-  return { name, gateway, invoke: invoker(gateway), runs: [], invocations: 0 }
-}
-
-/** Invokes `target` one call at a time for `ms`; resolves to the invocations per second. */
-const loop = async (target: Target, ms: number): Promise<number> => {
-  let count = 0
-  const started = performance.now()
-  while (performance.now() - started < ms) {
-    const status = await target.invoke(target.invocations++)
-    if (status !== 200) throw new Error(`${target.name}: an invocation answered ${status}`)
-    count++
+/** A fresh runtime process for `target`: from its spawn to its first answer (a sign-in), then `invocations` more. */
+const coldStart = async (target: Target, env: Record<string, string>, invocations = 0) => {
+  const api = await startRuntimeApi()
+  const started = Date.now()
+  const [, taskRoot = "", file = ""] = /^(.*)\/([^/]+)\.mjs$/.exec(target.file) ?? []
+  const runtime = spawnRuntime({ api, taskRoot, handler: `${file}.handler`, env })
+  try {
+    const first = await api.invoke(signIn(0))
+    const status = (first.body as { statusCode?: number }).statusCode
+    if (first.kind !== "response" || status !== 200) {
+      throw new Error(`${target.name}: the first answer was ${JSON.stringify(first.body)}\n${runtime.output()}`)
+    }
+    for (let n = 1; n <= invocations; n++) await api.invoke(signIn(n))
+    // The runtime process's peak resident set (Linux).
+    const proc = readFileSync(`/proc/${runtime.child.pid}/status`, "utf8")
+    const peakKb = Number(/VmHWM:\s+(\d+) kB/.exec(proc)?.[1] ?? Number.NaN)
+    return { ms: first.at - started, peakMb: peakKb / 1024 }
+  } finally {
+    await runtime.kill()
+    await api.stop()
   }
-  return count / ((performance.now() - started) / 1000)
 }
 
-// Run in each fresh process: the bundle's import, then one invocation, timed; printed as the last line.
-const COLD_START = `
-const started = performance.now()
-const { handler } = await import(process.argv[1])
-const imported = performance.now()
-const result = await handler(JSON.parse(process.argv[2]))
-console.log(JSON.stringify({ importMs: imported - started, firstInvocationMs: performance.now() - imported, status: result.statusCode }))
-`
-
-/** One cold start of the bundle in a fresh node process. */
-const coldStart = (): { importMs: number; firstInvocationMs: number } => {
-  const event = JSON.stringify(eventFor("HTTP API v2", signIn(0)))
-  const child = spawnSync(
-    process.execPath,
-    ["--input-type=module", "-e", COLD_START, pathToFileURL(bundlePath).href, event],
-    { encoding: "utf8", env: { PATH: process.env.PATH ?? "" } }
+/** The median cold import() of `file`, each in a fresh node process with `env`. */
+const importMs = (file: string, env: Record<string, string>): number =>
+  median(
+    Array.from({ length: COLD_STARTS }, () => {
+      const timed =
+        "const t = performance.now(); await import(process.argv[1]); console.log(performance.now() - t); process.exit(0)"
+      const child = spawnSync(process.execPath, ["--input-type=module", "-e", timed, file], {
+        encoding: "utf8",
+        env: { PATH: process.env.PATH ?? "", ...env }
+      })
+      if (child.status !== 0) throw new Error(`import() of ${file} failed:\n${child.stderr}`)
+      return Number(child.stdout.trim().split("\n").at(-1))
+    })
   )
-  if (child.status !== 0) throw new Error(`the bundle's cold start failed:\n${child.stderr}`)
-  const measured = JSON.parse(child.stdout.trim().split("\n").at(-1) ?? "") as {
-    importMs: number
-    firstInvocationMs: number
-    status: number
-  }
-  if (measured.status !== 200) throw new Error(`the first invocation answered ${measured.status}`)
-  return measured
-}
 
-const table = (header: ReadonlyArray<string>, lines: ReadonlyArray<ReadonlyArray<string>>) => {
-  const widths = header.map((title, i) => Math.max(title.length, ...lines.map((line) => line[i]?.length ?? 0)))
-  const format = (cells: ReadonlyArray<string>) =>
-    `| ${cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join(" | ")} |`
-  return [format(header), format(widths.map((width) => "-".repeat(width))), ...lines.map(format)].join("\n")
+/** Bytes per package in a bundle (esbuild's metafile), largest first. */
+const bytesPerPackage = (bundle: Bundle): Array<[string, number]> => {
+  const totals = new Map<string, number>()
+  for (const output of Object.values(bundle.metafile.outputs)) {
+    for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+      const name =
+        /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input)?.[1] ??
+        /packages\/([^/]+)\//.exec(input)?.[1]?.replace(/^/, "walletgate ") ??
+        "the example"
+      totals.set(name, (totals.get(name) ?? 0) + bytesInOutput)
+    }
+  }
+  return [...totals].sort((a, b) => b[1] - a[1])
 }
 
 /** Measures, prints the tables and writes `bench/results/lambda.json`. */
 export async function run(): Promise<void> {
-  const targets = [
-    target("gateway.handle (no event)", (gateway) => async (n) => {
-      const request: GatewayRequest = {
-        method: "POST",
-        path: "/functions/v1/signInWithOTP",
-        query: new URLSearchParams(),
-        headers: { "content-type": "application/json" },
-        rawBody: new TextEncoder().encode(signInBody(n)),
-        remoteAddress: "203.0.113.10"
-      }
-      return (await gateway.handle(request)).status
-    }),
-    ...eventKinds.map((kind) =>
-      target(kind, (gateway) => {
-        const handler = createHandler(gateway)
-        // Built once; each invocation only changes the body (every body has the same length).
-        const event = eventFor(kind, signIn(0))
-        return async (n) => (await handler({ ...event, body: signInBody(n) })).statusCode
-      })
-    )
+  const bundles = await buildHandlers()
+  const trivialRoot = await mkdtemp(join(tmpdir(), "walletgate-trivial-"))
+  await writeFile(join(trivialRoot, "trivial.mjs"), "export const handler = async () => ({ statusCode: 200 })\n")
+  const targets: ReadonlyArray<Target> = [
+    { name: "trivial handler", file: join(trivialRoot, "trivial.mjs"), bytes: 0 },
+    { name: "sign-in only", file: bundlePath("signIn"), bytes: bundles.signIn.bytes },
+    { name: "every route", file: bundlePath("handler"), bytes: bundles.handler.bytes }
   ]
+  const redis = await startRedisServer()
+  const env = {
+    REDIS_URL: redis.url,
+    WALLETGATE_MASTER_SECRET: "bench-master-secret-0123456789abcdef0123456789",
+    WALLETGATE_SIGNING_KEY: generateKeyPairSync("ed25519")
+      .privateKey.export({ type: "pkcs8", format: "pem" })
+      .toString(),
+    // The codes go to the runtime's log, which the benchmark discards.
+    WALLETGATE_SMS: "console"
+  }
+  const rows = []
   try {
-    for (const each of targets) await loop(each, WARM_UP_MS)
-    // In turn, so that a noisy moment of the machine falls on every target alike.
-    for (let run = 0; run < RUNS; run++) for (const each of targets) each.runs.push(await loop(each, RUN_MS))
+    for (const target of targets) {
+      const starts = []
+      // Redis empty again before each: every cold start's sign-in is a first one.
+      for (let i = 0; i <= COLD_STARTS; i++) {
+        await redis.crash()
+        await redis.restart()
+        starts.push(await coldStart(target, env, i === COLD_STARTS ? INVOCATIONS : 0))
+      }
+      // The last one answered INVOCATIONS more: its peak RSS, not its cold start.
+      const peakMb = starts.pop()?.peakMb ?? Number.NaN
+      rows.push({
+        target: target.name,
+        bytes: target.bytes,
+        coldStartMs: round(median(starts.map((start) => start.ms))),
+        importMs: round(importMs(pathToFileURL(target.file).href, env)),
+        peakRssMb: round(peakMb)
+      })
+    }
   } finally {
-    for (const each of targets) await each.gateway.dispose()
+    await redis.stop()
   }
-  const rows = targets.map((each) => ({
-    target: each.name,
-    invocationsPerSecond: round(median(each.runs)),
-    runs: each.runs.map((perSecond) => round(perSecond))
-  }))
-  console.log(
-    table(
-      ["handler fed", "invocations/s (median)", "min", "max"],
-      rows.map((row) => [
-        row.target,
-        String(row.invocationsPerSecond),
-        String(Math.min(...row.runs)),
-        String(Math.max(...row.runs))
+  const trivial = rows[0]?.coldStartMs ?? 0
+  const fallback = " (aws-lambda-ric is not built here: the cold starts are an import() loop's)"
+  console.log(`runtime: ${runtimeKind}${runtimeKind === "aws-lambda-ric" ? "" : fallback}`)
+  printTable(
+    ["function", "bundle", `cold start (median of ${COLD_STARTS})`, "over trivial", "import()", "peak RSS"],
+    rows.map((row) => [
+      row.target,
+      row.bytes === 0 ? "-" : `${(row.bytes / 1024).toFixed(1)} KiB`,
+      `${row.coldStartMs} ms`,
+      row.coldStartMs === trivial ? "-" : `+${round(row.coldStartMs - trivial)} ms`,
+      `${row.importMs} ms`,
+      `${row.peakRssMb} MB`
+    ])
+  )
+  const packages = Object.fromEntries(Object.entries(bundles).map(([name, bundle]) => [name, bytesPerPackage(bundle)]))
+  console.log("")
+  printTable(
+    ["bytes per package", "every route", "sign-in only"],
+    (packages.handler ?? [])
+      .slice(0, 10)
+      .map(([name, bytes]) => [
+        name,
+        `${(bytes / 1024).toFixed(1)} KiB`,
+        `${((packages.signIn?.find(([other]) => other === name)?.[1] ?? 0) / 1024).toFixed(1)} KiB`
       ])
-    )
   )
 
-  const bytes = await buildHandler()
-  const coldStarts = Array.from({ length: COLD_STARTS }, coldStart)
-  const bundle = {
-    bytes,
-    coldImportMsMedian: round(median(coldStarts.map((start) => start.importMs)), 1),
-    firstInvocationMsMedian: round(median(coldStarts.map((start) => start.firstInvocationMs)), 1),
-    coldStarts: coldStarts.map((start) => ({
-      importMs: round(start.importMs, 1),
-      firstInvocationMs: round(start.firstInvocationMs, 1)
-    }))
-  }
-  console.log(
-    `\n${table(
-      ["examples/lambda bundle", "value"],
-      [
-        ["size", `${(bytes / 1024).toFixed(1)} KiB (${bytes} bytes)`],
-        [`cold import(), median of ${COLD_STARTS}`, `${bundle.coldImportMsMedian} ms`],
-        ["first invocation after it, median", `${bundle.firstInvocationMsMedian} ms`]
-      ]
-    )}`
-  )
-
-  const results = new URL("./results/", import.meta.url)
-  mkdirSync(results, { recursive: true })
-  const report = {
+  keepResults("lambda", {
     measuredAt: new Date().toISOString(),
     node: process.version,
-    request: "POST /functions/v1/signInWithOTP, another phone each time (200)",
-    runs: RUNS,
-    runMs: RUN_MS,
+    runtime: runtimeKind,
     rows,
-    bundle
-  }
-  writeFileSync(new URL("lambda.json", results), `${JSON.stringify(report, null, 2)}\n`)
+    packages
+  })
 }

@@ -13,7 +13,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { productionSettings } from "./settings"
 
-const settings = await Effect.runPromise(productionSettings)
+const settings = await Effect.runPromise(productionSettings())
 
 const gateway = makeGateway({
   kernel: { clientStatuses: settings.clientStatuses, resolver: { access: settings.resolverAccess } },

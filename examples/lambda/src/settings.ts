@@ -34,44 +34,54 @@ const required =
       onSome: Effect.succeed
     })
 
-const redisUrl = Effect.flatMap(
-  redisUrlFromEnv,
-  required("REDIS_URL", "the Redis every container keeps its state in, for example REDIS_URL=rediss://…:6379")
-)
+const redisUrl = () =>
+  Effect.flatMap(
+    redisUrlFromEnv,
+    required("REDIS_URL", "the Redis every container keeps its state in, for example REDIS_URL=rediss://…:6379")
+  )
 
 /** The signing key must be set (its value is checked by `signingKeysFromEnv`). */
-const signingKeyIsSet = Config.option(Config.Redacted("WALLETGATE_SIGNING_KEY")).pipe(
-  Effect.orElseSucceed(() => Option.none()),
-  Effect.flatMap(
-    required("WALLETGATE_SIGNING_KEY", "an Ed25519 private key in PKCS#8 PEM, from: openssl genpkey -algorithm ed25519")
+const signingKeyIsSet = () =>
+  Config.option(Config.Redacted("WALLETGATE_SIGNING_KEY")).pipe(
+    Effect.orElseSucceed(() => Option.none()),
+    Effect.flatMap(
+      required(
+        "WALLETGATE_SIGNING_KEY",
+        "an Ed25519 private key in PKCS#8 PEM, from: openssl genpkey -algorithm ed25519"
+      )
+    )
   )
-)
 
-/** What a function that serves phone sign-in alone needs: the issuer, Redis, the SMS sender and the signing key. */
-export const signInSettings = Effect.gen(function* () {
-  const issuer = yield* issuerFromEnv
-  yield* signingKeyIsSet
-  return {
-    issuer,
-    redisUrl: yield* redisUrl,
-    smsSender: smsSenderFromEnv,
-    signingKeys: signingKeysFromEnv(issuer)
-  }
-})
+/**
+ * What a function that serves phone sign-in alone needs: the issuer, Redis, the SMS sender and the signing key. (A
+ * function, as the next: a bundle of the sign-in function alone then carries none of the chain's settings.)
+ */
+export const signInSettings = () =>
+  Effect.gen(function* () {
+    const issuer = yield* issuerFromEnv
+    yield* signingKeyIsSet()
+    return {
+      issuer,
+      redisUrl: yield* redisUrl(),
+      smsSender: smsSenderFromEnv,
+      signingKeys: signingKeysFromEnv(issuer)
+    }
+  })
 
 /** Every setting of the function that serves every route. */
-export const productionSettings = Effect.gen(function* () {
-  const signIn = yield* signInSettings
-  return {
-    ...signIn,
-    masterSecret: yield* Effect.flatMap(
-      optionalMasterSecretFromEnv,
-      required("WALLETGATE_MASTER_SECRET", "at least 32 characters, from: openssl rand -base64 48")
-    ),
-    networks: yield* gatewayNetworksFromEnv,
-    identityProviders: yield* identityProvidersFromEnv,
-    operatorToken: yield* operatorTokenFromEnv,
-    clientStatuses: yield* clientStatusesFromEnv,
-    resolverAccess: yield* resolverAccessFromEnv
-  }
-})
+export const productionSettings = () =>
+  Effect.gen(function* () {
+    const signIn = yield* signInSettings()
+    return {
+      ...signIn,
+      masterSecret: yield* Effect.flatMap(
+        optionalMasterSecretFromEnv,
+        required("WALLETGATE_MASTER_SECRET", "at least 32 characters, from: openssl rand -base64 48")
+      ),
+      networks: yield* gatewayNetworksFromEnv,
+      identityProviders: yield* identityProvidersFromEnv,
+      operatorToken: yield* operatorTokenFromEnv,
+      clientStatuses: yield* clientStatusesFromEnv,
+      resolverAccess: yield* resolverAccessFromEnv
+    }
+  })

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { signInSettings } from "./settings"
 
-const settings = await Effect.runPromise(signInSettings)
+const settings = await Effect.runPromise(signInSettings())
 
 const gateway = composeGateway({
   modules: [phoneSignIn()],

@@ -1,10 +1,10 @@
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { ConfigurationError, networkSettingsFromEnv } from "@walletgate/core/config"
+import { ConfigurationError, gatewayNetworksFromEnv, networkSettingsFromEnv } from "@walletgate/core/config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import { parseGwei } from "viem"
+import { parseGwei, zeroAddress } from "viem"
 import { describe, expect, it } from "vitest"
 
 const dir = mkdtempSync(join(tmpdir(), "walletgate-networks-"))
@@ -191,6 +191,58 @@ describe("networks from a file or the environment", () => {
     })
     expect(error.message).toContain("/networks/base/feeCaps/maxFeePerGas: Expected an amount with its unit")
     expect(error.message).toContain("/networks/base/confirmations: Expected a whole number from 1 to 1000")
+  })
+})
+
+describe("the gateway's networks (gatewayNetworksFromEnv)", () => {
+  const gatewayNetworks = (env: Record<string, string>) =>
+    Effect.runPromise(
+      Effect.provideService(gatewayNetworksFromEnv, ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env }))
+    )
+  const SWEEPER = "0x5FbDB2315678afecb367f032d93F642f64180aa3"
+
+  it("each network as the gateway serves it: its bundler and paymaster, walletgate's sweeper when the file names one", async () => {
+    const [withSweeper, without] = await gatewayNetworks({
+      WALLETGATE_NETWORKS: JSON.stringify({
+        networks: {
+          "base-sepolia": { ...baseSepolia, sweeper: SWEEPER.toLowerCase() },
+          base: { ...baseSepolia, chainId: 8453 }
+        }
+      }),
+      BASE_SEPOLIA_PAYMASTER_KEY: SIGNER
+    })
+    expect(withSweeper).toMatchObject({
+      slug: "base-sepolia",
+      rpcUrl: "https://sepolia.base.org",
+      erc4337: {
+        bundlerUrl: "https://bundler.example.com/84532",
+        paymaster: { address: PAYMASTER, signerKey: SIGNER }
+      },
+      contracts: { sweeper: SWEEPER }
+    })
+    expect(without?.contracts).toEqual({ sweeper: zeroAddress })
+    // The file's own description of the paymaster stays out of the gateway's network.
+    expect(withSweeper).not.toHaveProperty("paymaster")
+  })
+
+  it("refuses a paymaster without its address: the gateway would sponsor through nothing", async () => {
+    const error = await Effect.runPromise(
+      Effect.flip(
+        Effect.provideService(
+          gatewayNetworksFromEnv,
+          ConfigProvider.ConfigProvider,
+          ConfigProvider.fromEnv({
+            env: {
+              WALLETGATE_NETWORKS: JSON.stringify({
+                networks: { base: { ...baseSepolia, paymaster: { signerKey: { env: "BASE_SEPOLIA_PAYMASTER_KEY" } } } }
+              }),
+              BASE_SEPOLIA_PAYMASTER_KEY: SIGNER
+            }
+          })
+        )
+      )
+    )
+    expect(error.message).toContain("/networks/base/paymaster/address: Required")
   })
 })
 
