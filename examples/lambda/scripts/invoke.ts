@@ -1,5 +1,7 @@
 // Invokes the bundled handler once, in this fresh process, with an event file, as Lambda would:
-// `npm run invoke -w @walletgate/example-lambda -- events/sign-in.json` (the file relative to examples/lambda). The result is printed last, as one JSON line.
+// `npm run invoke -w @walletgate/example-lambda -- events/sign-in.json` (the file relative to examples/lambda), with the
+// function's settings in the environment (REDIS_URL, WALLETGATE_MASTER_SECRET, WALLETGATE_SIGNING_KEY: see the README).
+// The result is printed last, as one JSON line.
 import { readFile } from "node:fs/promises"
 import type { LambdaHttpHandler } from "@walletgate/lambda"
 
