@@ -5,6 +5,7 @@ import {
   ClientStore,
   GasLedger,
   IdempotencyStore,
+  OrderIndex,
   OtpStore,
   RateLimiter,
   TransactionLog,
@@ -21,6 +22,7 @@ import { redisClientStore } from "./internal/ClientStore"
 import { connect, type RedisTarget } from "./internal/connection"
 import { redisGasLedger } from "./internal/GasLedger"
 import { redisIdempotencyStore } from "./internal/IdempotencyStore"
+import { redisOrderIndex } from "./internal/OrderIndex"
 import { redisOtpStore } from "./internal/OtpStore"
 import { redisRateLimiter } from "./internal/RateLimiter"
 import { redisTransactionLog } from "./internal/TransactionLog"
@@ -64,6 +66,7 @@ export type RedisStorePorts =
   | AccountLocks
   | TransactionLog
   | GasLedger
+  | OrderIndex
 
 const wholeMs = (name: string, value: number, maximum: number): number => {
   if (!Number.isInteger(value) || value < 1 || value > maximum) {
@@ -76,7 +79,8 @@ const wholeMs = (name: string, value: number, maximum: number): number => {
 export const RedisStores = {
   /**
    * Every state port on one Redis connection (`OtpStore`, `UserStore`, `RateLimiter`, `ClientStore`,
-   * `ApiKeyStore`, `AutomationAccounts`, `IdempotencyStore`, `AccountLocks`, `TransactionLog`, `GasLedger`), for example
+   * `ApiKeyStore`, `AutomationAccounts`, `IdempotencyStore`, `AccountLocks`, `TransactionLog`, `GasLedger`, the sweeper's
+   * `OrderIndex`), for example
    * `Layer.mergeAll(embeddedPorts(), RedisStores.layer({ url }))` (a later layer wins, so apps, API keys
    * and automation accounts then come from Redis, not from `embeddedPorts`). Throws a `RangeError` at once
    * for an invalid option. Every call is bounded by `commandTimeoutMs`; an unreachable Redis makes calls
@@ -101,7 +105,8 @@ export const RedisStores = {
           Context.add(IdempotencyStore, redisIdempotencyStore(connection)),
           Context.add(AccountLocks, redisAccountLocks(connection, lockWaitMs)),
           Context.add(TransactionLog, redisTransactionLog(connection)),
-          Context.add(GasLedger, redisGasLedger(connection))
+          Context.add(GasLedger, redisGasLedger(connection)),
+          Context.add(OrderIndex, redisOrderIndex(connection))
         )
       })
     )

@@ -1,3 +1,5 @@
+import { OrderIndex } from "@walletgate/core"
+import type { IndexBatch } from "@walletgate/core/sweeper"
 import {
   accountLocksContract,
   apiKeyStoreContract,
@@ -6,6 +8,7 @@ import {
   expiringAccountLocksContract,
   gasLedgerContract,
   idempotencyStoreContract,
+  orderIndexContract,
   otpStoreContract,
   type PortContractCase,
   rateLimiterContract,
@@ -13,10 +16,15 @@ import {
   userStoreContract
 } from "@walletgate/core/testing"
 import { type RedisStorePorts, RedisStores, type RedisStoresOptions } from "@walletgate/redis"
-import { Effect } from "effect"
+import { Effect, ManagedRuntime } from "effect"
 import { Cluster } from "ioredis"
-import { afterAll, beforeAll, describe, it } from "vitest"
+import type { Address } from "viem"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type RedisServer, startRedisServer } from "./redis-server"
+
+const HOLDER: Address = "0x52908400098527886E0F7030069857D2E4169EE7"
+const OTHER: Address = "0x000000000000000000000000000000000000dEaD"
+const TOKEN: Address = "0x00000000000000000000000000000000000000C0"
 
 // The same contract cases as the in-memory ports (packages/core/test/ports), on a real redis-server.
 let fresh = 0
@@ -38,6 +46,7 @@ const runContracts = (connection: (keyPrefix: string) => RedisStoresOptions) => 
   suite("AccountLocks", [...accountLocksContract, ...expiringAccountLocksContract])
   suite("TransactionLog", transactionLogContract)
   suite("GasLedger", gasLedgerContract)
+  suite("OrderIndex", orderIndexContract)
 }
 
 describe("RedisStores on redis-server", () => {
@@ -47,6 +56,46 @@ describe("RedisStores on redis-server", () => {
   })
   afterAll(() => server?.stop())
   runContracts((keyPrefix) => ({ url: server.url, keyPrefix }))
+
+  it("OrderIndex: two instances read one index, and a batch both try to apply is applied once", async () => {
+    const [a, b] = [0, 1].map(() =>
+      ManagedRuntime.make(RedisStores.layer({ url: server.url, keyPrefix: "fleet-index:" }))
+    )
+    if (a === undefined || b === undefined) throw new Error("two instances")
+    try {
+      const batch = (after: bigint | undefined, toBlock: bigint, holder: Address): IndexBatch => ({
+        after,
+        toBlock,
+        approvals: [],
+        sweeps: [],
+        transfers: [{ token: TOKEN, from: holder, to: TOKEN, time: Number(toBlock) }]
+      })
+      expect(await a.runPromise(OrderIndex.use((index) => index.record("net:1", batch(undefined, 9n, HOLDER))))).toBe(
+        true
+      )
+      // The other instance continues from where the first left off; it never applies the first's batch again.
+      expect(await b.runPromise(OrderIndex.use((index) => index.cursor("net:1")))).toBe(9n)
+      expect(await b.runPromise(OrderIndex.use((index) => index.record("net:1", batch(undefined, 9n, OTHER))))).toBe(
+        false
+      )
+      const both = await Promise.all(
+        [a, b].map((instance, i) =>
+          instance.runPromise(
+            OrderIndex.use((index) => index.record("net:1", batch(9n, 20n, i === 0 ? HOLDER : OTHER)))
+          )
+        )
+      )
+      expect(both.filter(Boolean)).toHaveLength(1)
+      const seen = await b.runPromise(OrderIndex.use((index) => index.lastTransfers("net:1", both[0] ? HOLDER : OTHER)))
+      expect([...seen]).toEqual([[TOKEN.toLowerCase(), 20]])
+      const notSeen = await a.runPromise(
+        OrderIndex.use((index) => index.lastTransfers("net:1", both[0] ? OTHER : HOLDER))
+      )
+      expect(notSeen.size).toBe(0)
+    } finally {
+      await Promise.all([a.dispose(), b.dispose()])
+    }
+  })
 })
 
 // A one-node Redis Cluster refuses a script whose keys lie in more than one slot (CROSSSLOT), so passing

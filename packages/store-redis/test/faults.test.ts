@@ -7,6 +7,7 @@ import {
   GasLedger,
   IdempotencyStore,
   makeGateway,
+  OrderIndex,
   OtpStore,
   PhoneE164,
   RateLimiter,
@@ -110,7 +111,24 @@ const everyOperation: ReadonlyArray<readonly [string, Operation]> = [
     "GasLedger.reserve",
     GasLedger.use((ledger) => ledger.reserve("1:app:a", [{ name: "app", limit: 10 }], 1, 60_000, NOW))
   ],
-  ["GasLedger.used", GasLedger.use((ledger) => ledger.used("1:app:a", "app", 60_000, NOW))]
+  ["GasLedger.used", GasLedger.use((ledger) => ledger.used("1:app:a", "app", 60_000, NOW))],
+  ["GasLedger.release", GasLedger.use((ledger) => ledger.release("1:app:a", ["app"], 1, 60_000, NOW, NOW))],
+  ["OrderIndex.cursor", OrderIndex.use((index) => index.cursor("net:1"))],
+  [
+    "OrderIndex.record",
+    OrderIndex.use((index) =>
+      index.record("net:1", {
+        after: undefined,
+        toBlock: 1n,
+        approvals: [],
+        sweeps: [],
+        transfers: [{ token: ACCOUNT, from: ACCOUNT, to: ACCOUNT, time: 1 }]
+      })
+    )
+  ],
+  ["OrderIndex.standingApprovals", OrderIndex.use((index) => index.standingApprovals("net:1"))],
+  ["OrderIndex.sweeps", OrderIndex.use((index) => index.sweeps("net:1"))],
+  ["OrderIndex.lastTransfers", OrderIndex.use((index) => index.lastTransfers("net:1", ACCOUNT))]
 ]
 
 const cleanups: Array<() => Promise<void>> = []

@@ -166,7 +166,7 @@ export interface SafeCall {
  * The user operation `callData` that runs `calls` from the Safe, atomically: one call directly, several through
  * MultiSendCallOnly (a delegatecall that refuses nested delegatecalls). Either way through the module's
  * `executeUserOpWithErrorString`, so a failing call reverts the whole batch: with the call's own revert data when it
- * is alone, with none through MultiSendCallOnly 1.4.1 (`locateBatchRevert` finds the call and its reason).
+ * is alone, with none through MultiSendCallOnly 1.4.1 (`simulateBatch` finds the call and its reason).
  */
 export const safeBatchCallData = (account: SafeAccount, calls: ReadonlyArray<SafeCall>): Hex => {
   const [only, ...rest] = calls

@@ -317,19 +317,6 @@ export interface BatchRevert {
   readonly data: Hex
 }
 
-/**
- * Which call of `calls` makes the batch revert, found by simulating them in sequence from `sender`
- * (`eth_simulateV1`, one round trip) on `blockNumber` (the latest block when absent); undefined when none reverts.
- * MultiSendCallOnly 1.4.1 reverts without data, so a failed batch of several calls is explained this way: before
- * sending, or on the block before the one that included the failed operation.
- */
-export const locateBatchRevert = async (
-  client: PublicClient<Transport, Chain | undefined>,
-  sender: Address,
-  calls: ReadonlyArray<SafeCall>,
-  blockNumber?: bigint
-): Promise<BatchRevert | undefined> => (await simulateBatch(client, sender, calls, blockNumber)).revert
-
 /** What simulating a batch's calls in sequence shows: the first that reverts, if any, and the gas they used. */
 export interface BatchSimulation {
   readonly revert: BatchRevert | undefined
@@ -339,7 +326,9 @@ export interface BatchSimulation {
 
 /**
  * Simulates `calls` in sequence from `sender` (`eth_simulateV1`, one round trip) on `blockNumber` (the latest block
- * when absent): the first call that reverts (see {@link locateBatchRevert}) and the gas the calls used.
+ * when absent): the first call that reverts and the gas the calls used. MultiSendCallOnly 1.4.1 reverts without
+ * data, so a failed batch of several calls is explained this way: before sending, or on the block before the one
+ * that included the failed operation.
  */
 export const simulateBatch = async (
   client: PublicClient<Transport, Chain | undefined>,

@@ -19,6 +19,7 @@ import {
   revokeApiKey
 } from "../payout/ApiKeys"
 import { SecureRandom } from "../random/SecureRandom"
+import { StoreUnavailable } from "../state/errors"
 import { deployNetworkContracts, deployTable } from "./contracts"
 import { doctorTable, runDoctor } from "./doctor"
 
@@ -151,7 +152,18 @@ if (values.help === true || group === "help" || group === undefined) {
 if (group !== "keys" && group !== "providers" && group !== "contracts" && group !== "doctor") fail("unknown command")
 
 const run = <A, E>(effect: Effect.Effect<A, E, ApiKeyStore | SecureRandom>) =>
-  Effect.runPromise(effect.pipe(Effect.provide(apiKeyFileStore(file)), Effect.provide(SecureRandom.crypto)))
+  Effect.runPromise(
+    effect.pipe(
+      Effect.provide(apiKeyFileStore(file)),
+      Effect.provide(SecureRandom.crypto),
+      // The store names only its operation: say which file, and what it should hold.
+      Effect.mapError((error) =>
+        error instanceof StoreUnavailable
+          ? new Error(`${file} cannot be read or written as a key file (a JSON array of key records)`)
+          : error
+      )
+    )
+  )
 
 /** Builds the registry the file describes, as a gateway would at start, and lists it; exits 1 on the first error. */
 const checkProviders = (path: string): void => {

@@ -5,7 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { SecureRandom } from "../random/SecureRandom"
-import type { StoreUnavailable } from "../state/errors"
+import { StoreUnavailable } from "../state/errors"
 import { InvalidApiKey } from "./errors"
 
 /** An API key's mode: `live` keys move real funds; `test` keys only ever act on test networks. */
@@ -73,7 +73,8 @@ export class ApiKeyStore extends Context.Service<
 /**
  * Keys in a JSON file, for a single instance and the `walletgate keys` CLI: every change rewrites the
  * file atomically (write, then rename), so the server always reads a whole file. Keep the file private:
- * it holds hashes, not keys, but also every key's scope.
+ * it holds hashes, not keys, but also every key's scope. A file that cannot be read or is not key records
+ * (edited by hand and left broken) fails every call with `StoreUnavailable` (503) and is never written over.
  */
 export const apiKeyFileStore = (path: string): Layer.Layer<ApiKeyStore> =>
   Layer.sync(ApiKeyStore, () => {
@@ -98,13 +99,17 @@ export const apiKeyFileStore = (path: string): Layer.Layer<ApiKeyStore> =>
       write(records)
       return true
     }
+    // The file's content never reaches the error: it names the operation only.
+    const onFile = <A>(operation: string, run: () => A) =>
+      Effect.try({ try: run, catch: () => new StoreUnavailable({ operation: `ApiKeyStore.${operation}` }) })
     return ApiKeyStore.of({
-      save: (record) => Effect.sync(() => write([...read().filter((existing) => existing.id !== record.id), record])),
-      find: (id) => Effect.sync(() => read().find((record) => record.id === id)),
-      list: Effect.sync(read),
-      touch: (id, at) => Effect.sync(() => void update(id, (record) => ({ ...record, lastUsedAt: at }))),
+      save: (record) =>
+        onFile("save", () => write([...read().filter((existing) => existing.id !== record.id), record])),
+      find: (id) => onFile("find", () => read().find((record) => record.id === id)),
+      list: onFile("list", read),
+      touch: (id, at) => onFile("touch", () => void update(id, (record) => ({ ...record, lastUsedAt: at }))),
       revoke: (id, at) =>
-        Effect.sync(() =>
+        onFile("revoke", () =>
           update(id, (record) => (record.revokedAt === undefined ? { ...record, revokedAt: at } : undefined))
         )
     })

@@ -17,6 +17,7 @@ export {
 } from "./errors"
 export { type SweeperPorts, sweeper } from "./module"
 export {
+  byPosition,
   type EventPosition,
   type IndexBatch,
   type IndexedApproval,

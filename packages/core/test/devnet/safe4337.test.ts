@@ -31,11 +31,11 @@ import {
 } from "../../src/chain/safeAccount"
 import {
   type GasSource,
-  locateBatchRevert,
   operationRevertData,
   type PreparedSafeOperation,
   prepareSafeOperation,
-  readAccountChainState
+  readAccountChainState,
+  simulateBatch
 } from "../../src/chain/safeOperation"
 import { verifyingPaymasterHash } from "../../src/chain/verifyingPaymaster"
 import { startAlto } from "../../src/devnet/alto"
@@ -324,7 +324,7 @@ describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
       })
     )
     expect(String(refused)).toMatch(/BundlerRejected.*revert/)
-    const located = await locateBatchRevert(devnet.publicClient, user.safe.address, calls)
+    const located = (await simulateBatch(devnet.publicClient, user.safe.address, calls)).revert
     expect(located?.index).toBe(1)
     const reason = decodeErrorResult({ abi: tokenErrors, data: located?.data ?? "0x" })
     expect(reason).toEqual({
@@ -344,12 +344,9 @@ describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
     expect(receipt.success).toBe(false)
     // MultiSendCallOnly 1.4.1 reverts without data: the failing call is found on the block before inclusion.
     expect(operationRevertData(receipt)).toBeUndefined()
-    const onChain = await locateBatchRevert(
-      devnet.publicClient,
-      user.safe.address,
-      calls,
-      receipt.receipt.blockNumber - 1n
-    )
+    const onChain = (
+      await simulateBatch(devnet.publicClient, user.safe.address, calls, receipt.receipt.blockNumber - 1n)
+    ).revert
     expect(onChain?.index).toBe(1)
     expect(decodeErrorResult({ abi: tokenErrors, data: onChain?.data ?? "0x" }).errorName).toBe("InsufficientBalance")
     expect([await balanceOf(a), await balanceOf(b), await balanceOf(c), await balanceOf(user.safe.address)]).toEqual([

@@ -35,6 +35,7 @@ import {
   sendEther,
   sharedDevnet
 } from "../devnet/shared"
+import { jsonCaller } from "../gatewayCall"
 
 export const CLIENT = { clientId: "wgc_test", clientSecret: "wgs_test_secret" }
 export const TEST_PHONE = "+15005550006"
@@ -177,21 +178,7 @@ export const startKernelFixture = async (
     ...(extra.kernel === undefined ? {} : { kernel: extra.kernel })
   })
 
-  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const response = await gateway.fetch(
-      new Request(`http://gateway.test${path}`, {
-        method,
-        headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) })
-      })
-    )
-    const text = await response.text()
-    return {
-      status: response.status,
-      headers: response.headers,
-      body: (text === "" ? undefined : JSON.parse(text)) as Record<string, unknown>
-    }
-  }
+  const call = jsonCaller(gateway)
 
   const accessToken = async (client = CLIENT) => {
     const granted = await call("POST", "/v1/auth", { client_id: client.clientId, client_secret: client.clientSecret })

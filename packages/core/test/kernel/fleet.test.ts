@@ -4,9 +4,8 @@
 // exactly once (one UserOperationEvent per hash, each recipient paid once) with no two requests sharing an
 // operation unless they share a key. The processes run the built packages (npm run build); the chain is the
 // worker's devnet, the wallets this file's own (a fresh master secret).
-import { type ChildProcess, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import { generateKeyPairSync } from "node:crypto"
-import { fileURLToPath } from "node:url"
 import { ClientStore } from "@walletgate/core"
 import { hashClientSecret } from "@walletgate/core/auth"
 import { deriveOwnerKey, identitySafe, testUserIdentity } from "@walletgate/core/chain"
@@ -18,8 +17,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type RedisServer, startRedisServer } from "../../../store-redis/test/redis-server"
 import { freshAddress, userOperationEvents } from "../devnet/shared"
 import { devnetNetwork, startPayoutDevnet } from "../payout/fixture"
+import { startGatewayProcess } from "../payout/gatewayProcess"
 
-const child = fileURLToPath(new URL("../payout/crashChild.ts", import.meta.url))
 const PREFIX = "fleet-ops:"
 const CLIENT = { clientId: "wgc_fleet_ops", clientSecret: "wgs_fleet_ops_secret" }
 const GATEWAYS = 3
@@ -54,31 +53,19 @@ describe("three gateway processes on one Redis, one chain and one bundler", { ta
   const bases: Array<string> = []
 
   /** Starts a gateway process on the shared Redis; resolves with its base URL. */
-  const startGateway = (signingKey: string) =>
-    new Promise<string>((resolve, reject) => {
-      const started = spawn(process.execPath, [child], {
-        env: {
-          ...process.env,
+  const startGateway = async (signingKey: string) =>
+    (
+      await startGatewayProcess(
+        {
           REDIS_URL: redis.url,
           REDIS_PREFIX: PREFIX,
           PAYOUT_MASTER_SECRET: chain.masterSecret,
           PAYOUT_NETWORKS: JSON.stringify([devnetNetwork(chain.devnet)]),
           GATEWAY_SIGNING_KEY: signingKey
         },
-        stdio: ["ignore", "pipe", "pipe"]
-      })
-      processes.push(started)
-      let output = ""
-      started.stdout?.on("data", (chunk: Buffer) => {
-        output += chunk.toString()
-        const port = /listening (\d+)/.exec(output)?.[1]
-        if (port !== undefined) resolve(`http://127.0.0.1:${port}`)
-      })
-      started.stderr?.on("data", (chunk: Buffer) => {
-        output += chunk.toString()
-      })
-      started.once("exit", (code) => reject(new Error(`the gateway process exited (${code}): ${output}`)))
-    })
+        processes
+      )
+    ).base
 
   beforeAll(async () => {
     ;[chain, redis] = await Promise.all([startPayoutDevnet(), startRedisServer()])

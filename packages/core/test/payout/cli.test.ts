@@ -62,6 +62,23 @@ describe("walletgate keys (CLI)", () => {
     await gateway.dispose()
   })
 
+  it("names the key file it cannot read, never its content, and writes nothing over it", () => {
+    const kept = readFileSync(file, "utf8")
+    writeFileSync(file, '[{"id": "')
+    for (const args of [
+      ["keys", "list"],
+      ["keys", "create", "--network", "anvil", "--account", ACCOUNT]
+    ]) {
+      const failed = walletgate(...args)
+      expect(failed.status).toBe(1)
+      expect(failed.output).toBe(
+        `walletgate: ${file} cannot be read or written as a key file (a JSON array of key records)\n`
+      )
+    }
+    expect(readFileSync(file, "utf8")).toBe('[{"id": "')
+    writeFileSync(file, kept)
+  })
+
   it('revokes a key whose id begins with "-" after `--` (ids made today never begin with it)', () => {
     const record = {
       id: "-dashFirst01",

@@ -1,5 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process"
-import { fileURLToPath } from "node:url"
+import type { ChildProcess } from "node:child_process"
 import { ApiKeyStore, AutomationAccounts, SecureRandom } from "@walletgate/core"
 import { automationIdentity, deriveOwnerKey } from "@walletgate/core/chain"
 import { automationSafe, makeApiKey } from "@walletgate/core/payout"
@@ -12,11 +11,11 @@ import { type RedisServer, startRedisServer } from "../../../store-redis/test/re
 import { startRpcProxy } from "../devnet/rpcProxy"
 import { freshAddress } from "../devnet/shared"
 import { devnetNetwork, startPayoutDevnet } from "./fixture"
+import { startGatewayProcess } from "./gatewayProcess"
 
 // A gateway process killed (SIGKILL) after it recorded a payout's signed operation and linked it to the
 // Idempotency-Key, before the bundler got it; another process on the same Redis, retried with the same key, sends
 // that same operation (same hash) and the EntryPoint executes it once. The processes run the built packages.
-const child = fileURLToPath(new URL("./crashChild.ts", import.meta.url))
 const PREFIX = "crash:"
 
 type Chain = Awaited<ReturnType<typeof startPayoutDevnet>>
@@ -65,31 +64,17 @@ describe("a payout whose gateway process dies between recording and sending", ()
     await redis?.stop()
   })
 
-  /** Starts a gateway process on the shared Redis, its bundler behind the proxy; resolves with its base URL. */
+  /** Starts a gateway process on the shared Redis, its bundler behind the proxy. */
   const startGateway = () =>
-    new Promise<{ readonly base: string; readonly process: ChildProcess }>((resolve, reject) => {
-      const started = spawn(process.execPath, [child], {
-        env: {
-          ...process.env,
-          REDIS_URL: redis.url,
-          REDIS_PREFIX: PREFIX,
-          PAYOUT_MASTER_SECRET: chain.masterSecret,
-          PAYOUT_NETWORKS: JSON.stringify([devnetNetwork(chain.devnet, { bundlerUrl: proxy.url })])
-        },
-        stdio: ["ignore", "pipe", "pipe"]
-      })
-      processes.push(started)
-      let output = ""
-      started.stdout?.on("data", (chunk: Buffer) => {
-        output += chunk.toString()
-        const port = /listening (\d+)/.exec(output)?.[1]
-        if (port !== undefined) resolve({ base: `http://127.0.0.1:${port}`, process: started })
-      })
-      started.stderr?.on("data", (chunk: Buffer) => {
-        output += chunk.toString()
-      })
-      started.once("exit", (code) => reject(new Error(`the gateway process exited (${code}): ${output}`)))
-    })
+    startGatewayProcess(
+      {
+        REDIS_URL: redis.url,
+        REDIS_PREFIX: PREFIX,
+        PAYOUT_MASTER_SECRET: chain.masterSecret,
+        PAYOUT_NETWORKS: JSON.stringify([devnetNetwork(chain.devnet, { bundlerUrl: proxy.url })])
+      },
+      processes
+    )
 
   const payout = (base: string, idempotencyKey?: string) =>
     fetch(`${base}/v1/anvil/account/${account}/payout/disperse`, {

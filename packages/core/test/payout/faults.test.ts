@@ -103,6 +103,13 @@ describe("payout faults between recording and sending (anvil + alto behind a pro
     }
   }
 
+  /** The recipient's balance, the account's executions and the gas reserved on the network, before a test's payouts. */
+  const snapshot = async () => ({
+    before: await f.balance(recipient),
+    executedBefore: (await f.executed(account)).length,
+    reservedBefore: await networkGasReserved()
+  })
+
   it("a store that fails between recording and sending: nothing is sent; a retry with the key pays once", async () => {
     await f.fund(account, parseEther("1"))
     for (const step of ["save", "link"] as const) {
@@ -245,9 +252,7 @@ describe("payout faults between recording and sending (anvil + alto behind a pro
 
   it("a plan payout whose nonce another plan payout used is reported dropped, and its gas is given back", async () => {
     await f.fund(account, 6000n)
-    const before = await f.balance(recipient)
-    const executedBefore = (await f.executed(account)).length
-    const reservedBefore = await networkGasReserved()
+    const { before, executedBefore, reservedBefore } = await snapshot()
     // Recorded and answered, but the bundler never gets it (as when a bundler loses its mempool).
     proxy.set({ _tag: "hangOn", method: "eth_sendUserOperation" })
     const lost = await payout()
@@ -278,9 +283,7 @@ describe("payout faults between recording and sending (anvil + alto behind a pro
 
   it("two plan payouts that sign the same operation are one payout: one record, one reservation, executed once", async () => {
     await f.fund(account, 8000n)
-    const before = await f.balance(recipient)
-    const executedBefore = (await f.executed(account)).length
-    const reservedBefore = await networkGasReserved()
+    const { before, executedBefore, reservedBefore } = await snapshot()
     // The first is recorded and answered, but the bundler never gets it; nothing changes on the chain after it.
     proxy.set({ _tag: "hangOn", method: "eth_sendUserOperation" })
     const first = await payout({ "idempotency-key": "same-operation-1" })
@@ -306,9 +309,7 @@ describe("payout faults between recording and sending (anvil + alto behind a pro
 
   it("20 concurrent plan payouts: one pays, the replaced ones end dropped, and the losers' gas is given back", async () => {
     await f.fund(account, 20_000n)
-    const before = await f.balance(recipient)
-    const executedBefore = (await f.executed(account)).length
-    const reservedBefore = await networkGasReserved()
+    const { before, executedBefore, reservedBefore } = await snapshot()
     const answers = await Promise.all(Array.from({ length: 20 }, () => payout()))
     // Refused: another took the turn, nothing left, or (under load) the bundler's estimate outlived this file's 1 s
     // timeout; each before anything was sent.

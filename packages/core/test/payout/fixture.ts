@@ -13,6 +13,7 @@ import {
   sharedDevnet,
   userOperationEvents
 } from "../devnet/shared"
+import { jsonCaller } from "../gatewayCall"
 
 /** An automation account the fixture registers, before its address is known. */
 export interface WantedAccount {
@@ -113,21 +114,7 @@ export const startPayoutFixture = async (options: {
     ),
     ...(process.env.PAYOUT_DEBUG === undefined ? { loggers: options.loggers ?? [] } : {})
   })
-  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const response = await gateway.fetch(
-      new Request(`http://gateway.test${path}`, {
-        method,
-        headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) })
-      })
-    )
-    const text = await response.text()
-    return {
-      status: response.status,
-      headers: response.headers,
-      body: (text === "" ? undefined : JSON.parse(text)) as Record<string, unknown>
-    }
-  }
+  const call = jsonCaller(gateway)
   /** Reads the payout's status by id until it is final (20 s at most). */
   const final = async (account: Address, id: unknown, key: string) => {
     const deadline = Date.now() + 20_000

@@ -8,6 +8,7 @@ import {
   ClientStore,
   GasLedger,
   IdempotencyStore,
+  OrderIndex,
   OtpStore,
   PhoneE164,
   RateLimiter,
@@ -21,6 +22,7 @@ import {
   clientStoreContract,
   gasLedgerContract,
   idempotencyStoreContract,
+  orderIndexContract,
   otpStoreContract,
   type PortContractCase,
   rateLimiterContract,
@@ -47,6 +49,7 @@ suite("IdempotencyStore.memory", idempotencyStoreContract, IdempotencyStore.memo
 suite("AccountLocks.memory", accountLocksContract, AccountLocks.memory)
 suite("TransactionLog.memory", transactionLogContract, TransactionLog.memory)
 suite("GasLedger.memory", gasLedgerContract, GasLedger.memory)
+suite("OrderIndex.memory", orderIndexContract, OrderIndex.memory)
 
 // Whether a record is still held shows only in memory: a WeakRef to something it holds and a full collection tell.
 setFlagsFromString("--expose-gc")
