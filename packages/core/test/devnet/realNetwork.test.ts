@@ -1,19 +1,27 @@
 // A second chain, as an operator meets a real network: a bare node with another chain id (84532, Base Sepolia's, which
 // has a presigned Safe singleton factory deployment), a bundler beside it, a networks file, and the built CLI run as a
-// child process: `walletgate doctor` fails, `walletgate contracts deploy` makes the network ready, doctor passes.
+// child process: `walletgate doctor` fails, `walletgate contracts deploy` makes the network ready, doctor passes. Then
+// the walk-through runs through a gateway configured by that same file, beside the worker's devnet: a user's Safe has
+// one address on both chains.
 import { execFile } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
-import { createPublicClient, createTestClient, http, parseAbiItem, parseEther } from "viem"
+import { embeddedPorts, makeGateway } from "@walletgate/core"
+import { hashClientSecret } from "@walletgate/core/auth"
+import { gatewayNetworksFromEnv } from "@walletgate/core/config"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import { type Address, createPublicClient, createTestClient, http, parseAbiItem, parseEther, parseGwei } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { canonicalSafe4337 } from "../../src/chain/contractPackages"
 import { type AltoInstance, startAlto } from "../../src/devnet/alto"
 import { type AnvilInstance, freePort, startAnvil } from "../../src/devnet/anvil"
 import { anvilDevKey } from "../../src/devnet/local"
+import { freshAddress, freshMasterSecret, sharedDevnet } from "./shared"
 
 const cli = fileURLToPath(new URL("../../dist/cli.js", import.meta.url))
 const folder = mkdtempSync(join(tmpdir(), "walletgate-real-network-"))
@@ -27,6 +35,8 @@ let alto: AltoInstance | undefined
 let dead: string
 /** The bundler's URL: nothing answers there until alto starts (it needs the EntryPoint deployed first). */
 let bundlerUrl: string
+/** The operator's paymaster, once `contracts deploy` has made it. */
+let paymasterAddress: string | undefined
 
 /** Writes the networks file: Base Sepolia's chain id on the local node (behind a dead first endpoint). */
 const writeNetworks = (paymaster: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
@@ -137,6 +147,7 @@ describe("a second chain made ready by the CLI", { tags: ["devnet"] }, () => {
     expect(first.output).toMatch(/funded\s+VerifyingPaymaster\s.*1 ETH/)
     expect(first.output).toMatch(/staked\s+VerifyingPaymaster\s.*0\.1 ETH/)
     const paymaster = /"address": "(0x[0-9a-fA-F]{40})"/.exec(first.output)?.[1]
+    paymasterAddress = paymaster
     expect(paymaster).toBeDefined()
     alto = await startAlto({
       rpcUrl: anvil.rpcUrl,
@@ -198,5 +209,93 @@ describe("a second chain made ready by the CLI", { tags: ["devnet"] }, () => {
     expect(output).toMatch(/fail\s+paymaster deposit\s+1 ETH at the EntryPoint \(minimum 2\)/)
     expect(output).not.toContain(anvilDevKey(7).slice(2))
     writeNetworks({ address })
+  })
+
+  it("the walk-through through a gateway configured by the file: the user's Safe has the same address on both chains, and a fee above the cap is refused with nothing sent", {
+    timeout: 120_000
+  }, async () => {
+    // The gateway reads the networks file as a deployment does (the paymaster's key from the variable it names),
+    // and serves the worker's devnet (chain 31337) beside it.
+    const env = { WALLETGATE_NETWORKS_FILE: file, BASE_SEPOLIA_PAYMASTER_KEY: SIGNER_KEY }
+    writeNetworks({ address: paymasterAddress })
+    const configured = await Effect.runPromise(
+      Effect.provideService(gatewayNetworksFromEnv, ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env }))
+    )
+    const second = configured.find((network) => network.slug === "base-sepolia")
+    expect(second?.erc4337?.bundlerUrl).toBe(bundlerUrl)
+    expect(second?.erc4337?.feeCaps?.maxFeePerGas).toBe(parseGwei("100"))
+    const first = await sharedDevnet()
+    const app = { clientId: "wgc_second_chain", clientSecret: "wgs_second_chain_secret" }
+    const phone = "+15005550006"
+    const gateway = makeGateway({
+      ports: embeddedPorts({
+        masterSecret: freshMasterSecret(),
+        otp: { testPhones: { [phone]: "123456" } },
+        networks: [first.network, ...configured.filter((network) => network.slug === "base-sepolia")],
+        apps: [
+          {
+            clientId: app.clientId,
+            secretHash: hashClientSecret(app.clientSecret),
+            providers: ["phone"],
+            testMode: true
+          }
+        ]
+      }),
+      loggers: []
+    })
+    const call = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
+      const response = await gateway.fetch(
+        new Request(`http://gateway.test${path}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...headers },
+          body: JSON.stringify(body)
+        })
+      )
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> }
+    }
+    try {
+      await call("/functions/v1/signInWithOTP", { phone })
+      const verified = await call("/functions/v1/verifyOTP", { phone, token: "123456" })
+      expect(verified.status).toBe(200)
+      const userId = `phone:${(verified.body.user as { id: string }).id}`
+      const granted = await call("/v1/auth", { client_id: app.clientId, client_secret: app.clientSecret })
+      const bearer = { authorization: `Bearer ${String(granted.body.access_token)}` }
+      const tx = (chain: string, to: Address) =>
+        call(
+          "/v1/kernel/tx?wait=10",
+          { userId, chain, to: [to], value: ["0"], data: ["0x"], auth: String(verified.body.access_token) },
+          bearer
+        )
+      const reader = createPublicClient({ transport: http(anvil.rpcUrl) })
+      const testClient = createTestClient({ mode: "anvil", transport: http(anvil.rpcUrl) })
+
+      // Fees above the network's cap (100 gwei): refused before anything is signed or sent.
+      await testClient.setNextBlockBaseFeePerGas({ baseFeePerGas: parseGwei("400") })
+      await testClient.mine({ blocks: 1 })
+      const bundlerNonce = await reader.getTransactionCount({ address: privateKeyToAccount(anvilDevKey(5)).address })
+      const refused = await tx("base-sepolia", freshAddress())
+      expect(refused.status, JSON.stringify(refused.body)).toBe(503)
+      expect(refused.body.code).toBe("gas_price_above_cap")
+      expect(await reader.getTransactionCount({ address: privateKeyToAccount(anvilDevKey(5)).address })).toBe(
+        bundlerNonce
+      )
+      await testClient.setNextBlockBaseFeePerGas({ baseFeePerGas: parseGwei("1") })
+      await testClient.mine({ blocks: 1 })
+
+      // The same user's first batch on each chain deploys its Safe: at one address.
+      const onSecond = await tx("base-sepolia", freshAddress())
+      expect(onSecond.status, JSON.stringify(onSecond.body)).toBe(200)
+      expect(onSecond.body.status).toBe("confirmed")
+      const onFirst = await tx("anvil", freshAddress())
+      expect(onFirst.status, JSON.stringify(onFirst.body)).toBe(200)
+      expect(onFirst.body.status).toBe("confirmed")
+      const account = onSecond.body.account as Address
+      expect(onFirst.body.account).toBe(account)
+      expect(await reader.getCode({ address: account })).toMatch(/^0x[0-9a-f]+$/)
+      expect(await first.publicClient.getCode({ address: account })).toMatch(/^0x[0-9a-f]+$/)
+      expect(await reader.getChainId()).toBe(CHAIN_ID)
+    } finally {
+      await gateway.dispose()
+    }
   })
 })
