@@ -79,7 +79,7 @@ const monitorRedis = async (port: number) => {
   return { commandsSince: (ms: number) => times.filter((at) => at >= ms).length, stop: () => socket.destroy() }
 }
 
-describe(`examples/lambda under ${runtimeKind}${runtimeKind === "aws-lambda-ric" ? "" : " (aws-lambda-ric is not built here: scripts/ensure-ric-toolchain.sh, then npm install)"}`, {
+describe(`examples/lambda under ${runtimeKind}${runtimeKind === "aws-lambda-ric" ? "" : " (aws-lambda-ric is not built here: scripts/ensure-ric.sh, which npm test runs)"}`, {
   tags: ["devnet"],
   timeout: 120_000
 }, () => {

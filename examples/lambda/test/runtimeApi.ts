@@ -129,7 +129,7 @@ const ricPath = (): string | undefined =>
 
 /**
  * Which runtime {@link spawnRuntime} runs: AWS's `aws-lambda-ric`, or, where it could not be built (it needs
- * autoconf, automake, libtool, cmake and g++: scripts/ensure-ric-toolchain.sh), a minimal loop over the same Runtime
+ * autoconf, automake, libtool, cmake and g++: scripts/ensure-ric.sh), a minimal loop over the same Runtime
  * API that import()s the handler.
  */
 export const runtimeKind: "aws-lambda-ric" | "import() loop" =
