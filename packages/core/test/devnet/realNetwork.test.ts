@@ -21,6 +21,7 @@ import { canonicalSafe4337 } from "../../src/chain/contractPackages"
 import { type AltoInstance, startAlto } from "../../src/devnet/alto"
 import { type AnvilInstance, freePort, startAnvil } from "../../src/devnet/anvil"
 import { anvilDevKey } from "../../src/devnet/local"
+import { jsonCaller } from "../gatewayCall"
 import { freshAddress, freshMasterSecret, sharedDevnet } from "./shared"
 
 const cli = fileURLToPath(new URL("../../dist/cli.js", import.meta.url))
@@ -243,16 +244,9 @@ describe("a second chain made ready by the CLI", { tags: ["devnet"] }, () => {
       }),
       loggers: []
     })
-    const call = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
-      const response = await gateway.fetch(
-        new Request(`http://gateway.test${path}`, {
-          method: "POST",
-          headers: { "content-type": "application/json", ...headers },
-          body: JSON.stringify(body)
-        })
-      )
-      return { status: response.status, body: (await response.json()) as Record<string, unknown> }
-    }
+    const post = jsonCaller(gateway)
+    const call = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+      post("POST", path, body, headers)
     try {
       await call("/functions/v1/signInWithOTP", { phone })
       const verified = await call("/functions/v1/verifyOTP", { phone, token: "123456" })
