@@ -1,10 +1,11 @@
 // A function that serves phone sign-in alone (signInWithOTP, verifyOTP, the JWKS), its state on Redis: the gateway
-// composed of one module, so the bundle carries no chain code. The benchmark measures its cold start beside the
+// composed of one module, over the Redis stores of phone sign-in alone (codes, users, rate limits) on one connection,
+// so the bundle carries no chain code and no other store (packages/core/test/bundle/signInOnly.test.ts checks it). The benchmark measures its cold start beside the
 // whole gateway's (bench/lambda.ts); deploy it the same way, with `Handler: signIn.handler`.
 import { composeGateway } from "@walletgate/core/compose"
 import { embeddedSignInPorts, phoneSignIn } from "@walletgate/core/otp"
 import { createHandler } from "@walletgate/lambda"
-import { RedisStores } from "@walletgate/redis"
+import { RedisConnection, RedisSignInStores } from "@walletgate/redis"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { signInSettings } from "./settings"
@@ -17,7 +18,7 @@ const gateway = composeGateway({
     embeddedSignInPorts({ issuer: settings.issuer }),
     settings.smsSender,
     settings.signingKeys,
-    RedisStores.layer({ url: settings.redisUrl.href })
+    RedisSignInStores.pipe(Layer.provide(RedisConnection.layer({ url: settings.redisUrl.href })))
   )
 })
 await gateway.ready()

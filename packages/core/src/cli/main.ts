@@ -8,7 +8,7 @@ import { parseArgs } from "node:util"
 import * as Effect from "effect/Effect"
 import { IdentityProviders } from "../auth/IdentityProviders"
 import { findNetwork } from "../chain/networks"
-import { deployerKeyFromEnv, networkSettingsFromEnv } from "../config/env"
+import { deployerKeyFromEnv, networkSettingsFromEnv } from "../config/networksEnv"
 import { type NetworkSettings, parseAmount } from "../config/networksFile"
 import {
   type ApiKeyMode,

@@ -1,15 +1,10 @@
 // `@walletgate/core/config`: reading settings from the environment, the only place that does.
 export {
-  ConfigurationError,
   clientStatusesFromEnv,
-  deployerKeyFromEnv,
-  gatewayNetworksFromEnv,
   hostFromEnv,
   identityProvidersFromEnv,
   issuerFromEnv,
   masterSecretFromEnv,
-  type NetworkSettingsOptions,
-  networkSettingsFromEnv,
   operatorTokenFromEnv,
   optionalMasterSecretFromEnv,
   portFromEnv,
@@ -18,4 +13,11 @@ export {
   signingKeysFromEnv,
   smsSenderFromEnv
 } from "./env"
+export {
+  deployerKeyFromEnv,
+  gatewayNetworksFromEnv,
+  type NetworkSettingsOptions,
+  networkSettingsFromEnv
+} from "./networksEnv"
 export { type NetworkEntry, type NetworkSettings, NetworksFile, parseAmount } from "./networksFile"
+export { ConfigurationError } from "./read"

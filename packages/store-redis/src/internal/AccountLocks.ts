@@ -1,5 +1,4 @@
-import { AccountLocks, StoreUnavailable } from "@walletgate/core"
-import type { HeldLock } from "@walletgate/core/state"
+import { AccountLocks, type HeldLock, StoreUnavailable } from "@walletgate/core/state"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"

@@ -1,5 +1,4 @@
-import { ApiKeyStore } from "@walletgate/core"
-import { ApiKeyRecord } from "@walletgate/core/payout"
+import { ApiKeyRecord, ApiKeyStore } from "@walletgate/core/payout"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type Connection, luaScript } from "./connection"

@@ -1,5 +1,4 @@
-import { AutomationAccounts } from "@walletgate/core"
-import { type AutomationAccount, PayoutPlan } from "@walletgate/core/payout"
+import { type AutomationAccount, AutomationAccounts, PayoutPlan } from "@walletgate/core/payout"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { Connection } from "./connection"

@@ -1,4 +1,4 @@
-import { App, ClientStore } from "@walletgate/core"
+import { App, ClientStore } from "@walletgate/core/auth"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { Connection } from "./connection"

@@ -1,5 +1,4 @@
-import { GasLedger } from "@walletgate/core"
-import type { GasReservation } from "@walletgate/core/state"
+import { GasLedger, type GasReservation } from "@walletgate/core/state"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type Connection, luaScript } from "./connection"

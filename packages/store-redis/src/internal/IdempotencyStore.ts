@@ -1,5 +1,4 @@
-import { IdempotencyStore } from "@walletgate/core"
-import type { IdempotencyClaim, StoredReply } from "@walletgate/core/state"
+import { type IdempotencyClaim, IdempotencyStore, type StoredReply } from "@walletgate/core/state"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type Connection, lifetimeMs, luaScript, ownerToken } from "./connection"

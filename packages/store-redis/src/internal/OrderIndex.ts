@@ -1,5 +1,4 @@
-import { OrderIndex } from "@walletgate/core"
-import { byPosition, type IndexBatch } from "@walletgate/core/sweeper"
+import { byPosition, type IndexBatch, OrderIndex } from "@walletgate/core/sweeper"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type Connection, luaScript } from "./connection"

@@ -1,5 +1,4 @@
-import { OtpStore, type PhoneE164 } from "@walletgate/core"
-import type { ConsumeOutcome, IssueOutcome } from "@walletgate/core/otp"
+import { type ConsumeOutcome, type IssueOutcome, OtpStore, type PhoneE164 } from "@walletgate/core/otp"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type Connection, luaScript } from "./connection"

@@ -1,5 +1,4 @@
-import { RateLimiter } from "@walletgate/core"
-import { type RateDecision, sharedRateScope } from "@walletgate/core/state"
+import { type RateDecision, RateLimiter, sharedRateScope } from "@walletgate/core/state"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type Connection, luaScript } from "./connection"

@@ -1,5 +1,4 @@
-import { StoreUnavailable, TransactionLog } from "@walletgate/core"
-import { hasHash, type TxRecord, TxStatus } from "@walletgate/core/state"
+import { hasHash, StoreUnavailable, TransactionLog, type TxRecord, TxStatus } from "@walletgate/core/state"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type Connection, luaScript } from "./connection"

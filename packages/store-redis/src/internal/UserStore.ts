@@ -1,4 +1,4 @@
-import { User, type UserId, UserStore } from "@walletgate/core"
+import { User, type UserId, UserStore } from "@walletgate/core/otp"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type Connection, luaScript } from "./connection"

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto"
-import { StoreUnavailable } from "@walletgate/core"
+import { StoreUnavailable } from "@walletgate/core/state"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
