@@ -4,7 +4,7 @@
 import { rm, stat, writeFile } from "node:fs/promises"
 import { builtinModules } from "node:module"
 import { fileURLToPath } from "node:url"
-import { build, type Metafile } from "esbuild"
+import { type BuildOptions, build, type Metafile } from "esbuild"
 
 /** The functions of the example, by bundle name. */
 export const functions = { handler: "../src/handler.ts", signIn: "../src/signIn.ts" } as const
@@ -24,32 +24,38 @@ export interface Bundle {
   readonly metafile: Metafile
 }
 
-/** Bundles every function into {@link buildDir} (node builtins only stay imports); resolves to each one's size and metafile. */
+/**
+ * esbuild's options for the bundle of `name` (node builtins only stay imports): what {@link buildHandlers} builds, and
+ * what the test of the sign-in bundle's contents (packages/core/test/bundle/signInOnly.test.ts) bundles.
+ */
+export const bundleOptions = (name: FunctionName): BuildOptions & { metafile: true } => ({
+  entryPoints: [fileURLToPath(new URL(functions[name], import.meta.url))],
+  // This folder's own tsconfig, which has no `paths`: the packages resolve as an app's would, to their dist.
+  tsconfig: fileURLToPath(new URL("../tsconfig.json", import.meta.url)),
+  outfile: bundlePath(name),
+  bundle: true,
+  platform: "node",
+  target: "node22",
+  format: "esm",
+  minify: true,
+  treeShaking: true,
+  metafile: true,
+  external: [...builtinModules, "node:*"],
+  // ioredis is CommonJS: its require() of Node's builtins needs a require in the ES module.
+  banner: { js: 'import { createRequire } from "node:module"; const require = createRequire(import.meta.url);' },
+  logLevel: "warning",
+  // The packages' dist imports its shared chunks bare (`import "./chunk-….js"`) besides importing names from them;
+  // under their `sideEffects: false` (true: no module of them does work at import) esbuild drops those bare imports,
+  // which is what is wanted, and warns once per chunk.
+  logOverride: { "ignored-bare-import": "silent" }
+})
+
+/** Bundles every function into {@link buildDir}; resolves to each one's size and metafile. */
 export const buildHandlers = async (): Promise<Record<FunctionName, Bundle>> => {
   await rm(buildDir, { recursive: true, force: true })
   const built: Partial<Record<FunctionName, Bundle>> = {}
-  for (const [name, entry] of Object.entries(functions) as Array<[FunctionName, string]>) {
-    const result = await build({
-      entryPoints: [fileURLToPath(new URL(entry, import.meta.url))],
-      // This folder's own tsconfig, which has no `paths`: the packages resolve as an app's would, to their dist.
-      tsconfig: fileURLToPath(new URL("../tsconfig.json", import.meta.url)),
-      outfile: bundlePath(name),
-      bundle: true,
-      platform: "node",
-      target: "node22",
-      format: "esm",
-      minify: true,
-      treeShaking: true,
-      metafile: true,
-      external: [...builtinModules, "node:*"],
-      // ioredis is CommonJS: its require() of Node's builtins needs a require in the ES module.
-      banner: { js: 'import { createRequire } from "node:module"; const require = createRequire(import.meta.url);' },
-      logLevel: "warning",
-      // The core's dist imports its shared chunks bare (`import "./chunk-….js"`) besides importing names from them;
-      // under its `sideEffects: false` (true: no module of it does work at import) esbuild drops those bare imports,
-      // which is what is wanted, and warns once per chunk.
-      logOverride: { "ignored-bare-import": "silent" }
-    })
+  for (const name of Object.keys(functions) as Array<FunctionName>) {
+    const result = await build(bundleOptions(name))
     await writeFile(`${buildDir}${name}.meta.json`, JSON.stringify(result.metafile))
     built[name] = { bytes: (await stat(bundlePath(name))).size, metafile: result.metafile }
   }
