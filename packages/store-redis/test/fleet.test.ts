@@ -1,9 +1,18 @@
 import { generateKeyPairSync } from "node:crypto"
-import { ClientStore, embeddedPorts, makeGateway, type OtpPolicyOptions, SigningKeys } from "@walletgate/core"
+import {
+  ClientStore,
+  composeGateway,
+  embeddedPorts,
+  embeddedSignInPorts,
+  makeGateway,
+  type OtpPolicyOptions,
+  phoneSignIn,
+  SigningKeys
+} from "@walletgate/core"
 import { hashClientSecret } from "@walletgate/core/auth"
 import { deriveOwnerKey, identitySafe, testUserIdentity } from "@walletgate/core/chain"
 import { SmsOutbox } from "@walletgate/core/testing"
-import { RedisStores } from "@walletgate/redis"
+import { RedisConnection, RedisSignInStores, RedisStores } from "@walletgate/redis"
 import { Layer, ManagedRuntime } from "effect"
 import { keccak256, parseEther, toHex } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
@@ -23,19 +32,34 @@ beforeAll(async () => {
 })
 afterAll(() => server?.stop())
 
-const fleet = (keyPrefix: string, otp: OtpPolicyOptions) => {
+/**
+ * Two instances on one Redis: both whole gateways on `RedisStores.layer`, or (`first: "signIn"`) the first a function
+ * of phone sign-in alone on `RedisSignInStores` over its own `RedisConnection`, as examples/lambda/src/signIn.ts.
+ */
+const fleet = (keyPrefix: string, otp: OtpPolicyOptions, first: "whole" | "signIn" = "whole") => {
   const outbox = new SmsOutbox()
   const instances: Array<Served> = []
   beforeAll(async () => {
     for (let i = 0; i < 2; i++) {
-      const gateway = makeGateway({
-        ports: Layer.mergeAll(
-          embeddedPorts({ otp: { codeSecret, ...otp } }),
-          outbox.layer,
-          RedisStores.layer({ url: server.url, keyPrefix })
-        ),
-        loggers: []
-      })
+      const gateway =
+        i === 0 && first === "signIn"
+          ? composeGateway({
+              modules: [phoneSignIn()],
+              ports: Layer.mergeAll(
+                embeddedSignInPorts({ otp: { codeSecret, ...otp } }),
+                outbox.layer,
+                RedisSignInStores.pipe(Layer.provide(RedisConnection.layer({ url: server.url, keyPrefix })))
+              ),
+              loggers: []
+            })
+          : makeGateway({
+              ports: Layer.mergeAll(
+                embeddedPorts({ otp: { codeSecret, ...otp } }),
+                outbox.layer,
+                RedisStores.layer({ url: server.url, keyPrefix })
+              ),
+              loggers: []
+            })
       instances.push(await serve(gateway))
     }
   })
@@ -97,6 +121,38 @@ describe("two gateways on one Redis", () => {
     }
     const first = await signIn(a())
     expect(await signIn(b())).toBe(first)
+  })
+})
+
+describe("a function of phone sign-in alone (RedisSignInStores) beside a whole gateway, on one Redis", () => {
+  const { outbox, a, b } = fleet("fleet-sign-in:", { sendsPerIpPerHour: 1000 }, "signIn")
+
+  it("verifies via the whole gateway a code the sign-in function sent, once: a replay via either is refused", async () => {
+    const phone = "+14155552672"
+    expect((await a().post(SIGN_IN, { phone })).status).toBe(200)
+    const token = outbox.latestCode(phone)
+    const verified = await b().post(VERIFY, { phone, token })
+    expect(verified.status).toBe(200)
+    const user = ((await verified.json()) as { user: { id: string } }).user.id
+    expect((await a().post(VERIFY, { phone, token })).status).toBe(401)
+    expect((await b().post(VERIFY, { phone, token })).status).toBe(401)
+    // The same user whichever instance verifies: the users are one store.
+    expect((await a().post(SIGN_IN, { phone })).status).toBe(200)
+    const again = await a().post(VERIFY, { phone, token: outbox.latestCode(phone) })
+    expect(((await again.json()) as { user: { id: string } }).user.id).toBe(user)
+  })
+})
+
+describe("a function of phone sign-in alone beside a whole gateway, on one Redis, with a small per-IP cap", () => {
+  const { a, b } = fleet("fleet-sign-in-ip:", { sendsPerIpPerHour: 3 }, "signIn")
+
+  it("shares the per-IP hourly cap with the whole gateway", async () => {
+    const phones = ["+14152220200", "+14152220201", "+14152220202", "+14152220203", "+14152220204"]
+    const statuses = []
+    for (const [i, phone] of phones.entries())
+      statuses.push((await (i % 2 === 0 ? a() : b()).post(SIGN_IN, { phone })).status)
+    // Each instance saw at most three sends, so only a shared counter refuses the fourth and fifth.
+    expect(statuses).toEqual([200, 200, 200, 429, 429])
   })
 })
 
