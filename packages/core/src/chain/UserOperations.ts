@@ -259,8 +259,11 @@ export class UserOperations extends Context.Service<
             // gas and fees, so the same hash. The EntryPoint runs it once, so it is one record: this request is
             // answered with the one already made, its reservation given back (docs/decisions.md).
             if (nonce !== undefined) {
-              const same = yield* log.findByHash(prepared.hash).pipe(Effect.tapError(() => giveBack))
-              if (same?.userOpHash === prepared.hash && same.kind === intent.kind && same.owner === intent.owner) {
+              const same = (yield* log.findByHash(prepared.hash).pipe(Effect.tapError(() => giveBack))).find(
+                (record) =>
+                  record.userOpHash === prepared.hash && record.kind === intent.kind && record.owner === intent.owner
+              )
+              if (same !== undefined) {
                 yield* giveBack
                 yield* (yield* OperationLink).link({ id: same.id, txHash: prepared.hash })
                 return same

@@ -227,8 +227,13 @@ export class Kernel extends Context.Service<
         })
 
         const lookup = Effect.fn("Kernel.lookup")(function* (app: App, by: TxLookup, waitSeconds = 0) {
-          const record = yield* "id" in by ? log.find(by.id) : log.findByHash(by.hash)
-          // Another app's transaction is answered as none at all: an id or a hash reveals nothing about whose it is.
+          // Another app's transaction is answered as none at all: an id or a hash reveals nothing about whose it is. A
+          // bundle's transaction hash is shared by the operations it included, other apps' among them: the app's own
+          // (its oldest, if it had several in that bundle) is answered.
+          const record =
+            "id" in by
+              ? yield* log.find(by.id)
+              : (yield* log.findByHash(by.hash)).find((candidate) => owned(app, candidate))
           if (!owned(app, record)) return yield* new TxNotFound()
           return yield* read(
             record,

@@ -421,16 +421,15 @@ export class Payouts extends Context.Service<
 
       const findByHash = Effect.fn("Payouts.findByHash")(function* (key: ApiKeyRecord, slug: string, hash: string) {
         const network = yield* authoriseNetwork(key, slug)
-        const record = yield* log.findByHash(hash)
-        // Another key's payout is answered as no payout at all: the hash reveals nothing about whose it is.
-        if (
-          record === undefined ||
-          record.kind !== "payout" ||
-          record.network !== network.slug ||
-          !key.accounts.includes(record.account.toLowerCase())
-        ) {
-          return yield* new PayoutNotFound()
-        }
+        // Another key's payout is answered as no payout at all: the hash reveals nothing about whose it is. A bundle's
+        // transaction hash is shared by every operation it included: the key's own payout on the network is answered.
+        const record = (yield* log.findByHash(hash)).find(
+          (candidate) =>
+            candidate.kind === "payout" &&
+            candidate.network === network.slug &&
+            key.accounts.includes(candidate.account.toLowerCase())
+        )
+        if (record === undefined) return yield* new PayoutNotFound()
         const status = yield* operations.status(record, network)
         return payoutView(status.record, status)
       })

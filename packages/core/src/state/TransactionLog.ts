@@ -73,6 +73,12 @@ export const hasHash = (record: TxRecord, hash: string): boolean => {
   return record.userOpHash?.toLowerCase() === wanted || record.txHash?.toLowerCase() === wanted
 }
 
+/** The records of `found` (read by id from a hash's index) that stand and still have `hash`, oldest first. */
+export const standingWithHash = (found: ReadonlyArray<TxRecord | undefined>, hash: string): ReadonlyArray<TxRecord> =>
+  found
+    .filter((record): record is TxRecord => record !== undefined && hasHash(record, hash))
+    .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+
 /** How a transaction ended: included with the network's confirmations, or dropped (never included). */
 export type TxOutcome =
   | {
@@ -89,17 +95,18 @@ export class TransactionLog extends Context.Service<
   TransactionLog,
   {
     /**
-     * Records a signed transaction before it is broadcast. A hash another standing record was saved or settled with
-     * stays that record's (two requests that signed the same operation; the later one is discarded when refused).
+     * Records a signed transaction before it is broadcast. Two standing records may share a hash: two requests that
+     * signed the same operation (the later one is discarded when refused), or operations one bundle included.
      */
     readonly save: (record: TxRecord) => Effect.Effect<void, StoreUnavailable>
     readonly find: (id: string) => Effect.Effect<TxRecord | undefined, StoreUnavailable>
     /**
-     * The record whose user operation's hash, or whose including transaction's hash (known once saved or settled
-     * with it), is `hash`, in any case; undefined when none is. It does not check who asks: the caller checks that the
-     * record is the asker's (its `kind` and `owner`), as it does for {@link find}.
+     * Every standing record whose user operation's hash, or whose including transaction's hash (known once saved or
+     * settled with it), is `hash`, in any case, oldest first; empty when none is. One bundle transaction includes
+     * several operations, of any app: it does not check who asks, the caller keeps the asker's records (their
+     * `kind` and `owner`), as it does for {@link find}.
      */
-    readonly findByHash: (hash: string) => Effect.Effect<TxRecord | undefined, StoreUnavailable>
+    readonly findByHash: (hash: string) => Effect.Effect<ReadonlyArray<TxRecord>, StoreUnavailable>
     /**
      * Records how a submitted transaction ended, if it has not ended yet: the first settlement wins and a final
      * record never changes ({@link txTransitions}). True when this call settled it; false when the record was
@@ -113,14 +120,13 @@ export class TransactionLog extends Context.Service<
   /** Records in this process's memory. */
   static readonly memory: Layer.Layer<TransactionLog> = Layer.sync(TransactionLog, () => {
     const records = new Map<string, TxRecord>()
-    // Every hash a record was saved or settled with → its id; a hash the record no longer has finds nothing. A hash
-    // stays with the record that holds it while that record stands (the same operation recorded twice: see save).
-    const byHash = new Map<string, string>()
+    // Every hash a record was saved or settled with → the ids saved or settled with it; a record that is gone or no
+    // longer has the hash is skipped when read.
+    const byHash = new Map<string, Set<string>>()
     const index = (id: string, hash: string | undefined) => {
       if (hash === undefined) return
-      const holder = byHash.get(hash.toLowerCase())
-      const standing = holder === undefined || holder === id ? undefined : records.get(holder)
-      if (standing === undefined || !hasHash(standing, hash)) byHash.set(hash.toLowerCase(), id)
+      const ids = byHash.get(hash.toLowerCase()) ?? new Set<string>()
+      byHash.set(hash.toLowerCase(), ids.add(id))
     }
     return TransactionLog.of({
       save: (record) =>
@@ -131,11 +137,12 @@ export class TransactionLog extends Context.Service<
         }),
       find: (id) => Effect.sync(() => records.get(id)),
       findByHash: (hash) =>
-        Effect.sync(() => {
-          const id = byHash.get(hash.toLowerCase())
-          const record = id === undefined ? undefined : records.get(id)
-          return record !== undefined && hasHash(record, hash) ? record : undefined
-        }),
+        Effect.sync(() =>
+          standingWithHash(
+            [...(byHash.get(hash.toLowerCase()) ?? [])].map((id) => records.get(id)),
+            hash
+          )
+        ),
       settle: (id, outcome) =>
         Effect.sync(() => {
           const record = records.get(id)

@@ -18,6 +18,7 @@ export {
   type FinalTxStatus,
   hasHash,
   isFinalStatus,
+  standingWithHash,
   TransactionLog,
   type TxOutcome,
   type TxRecord,

@@ -6,7 +6,8 @@ import {
   embeddedPorts,
   type Gateway,
   type IdempotencyStore,
-  makeGateway
+  makeGateway,
+  type TransactionLog
 } from "@walletgate/core"
 import { hashClientSecret } from "@walletgate/core/auth"
 import {
@@ -87,7 +88,9 @@ export const startKernelFixture = async (
     ) => ReadonlyArray<{ readonly accountKey: string; readonly network?: string; readonly plan?: PayoutPlan }>
     readonly loggers?: ReadonlyArray<Logger.Logger<unknown, unknown>>
     /** Ports that replace the embedded ones (a fault-injecting bundler or store), given the devnet. */
-    readonly ports?: (devnet: SharedDevnet) => Layer.Layer<Bundler> | Layer.Layer<Bundler | IdempotencyStore>
+    readonly ports?: (
+      devnet: SharedDevnet
+    ) => Layer.Layer<Bundler> | Layer.Layer<Bundler | IdempotencyStore> | Layer.Layer<TransactionLog>
     /** The wallet routes' options (refusal statuses, the resolver's access). */
     readonly kernel?: KernelTxOptions
     /** Blocks (the including one too) before an operation is final; default the network's (1). */

@@ -1,4 +1,7 @@
+import { TransactionLog } from "@walletgate/core"
 import { hashClientSecret } from "@walletgate/core/auth"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { type Address, type Hex, hashMessage, hashTypedData } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type RedisServer, startRedisServer } from "../../../store-redis/test/redis-server"
@@ -287,3 +290,60 @@ describe.each([
     })
   }
 )
+
+describe("a bundle's transaction hash, shared by operations of two apps (anvil + alto)", () => {
+  // The gateway's log, which the test also writes: the other app's operation that the same bundle included.
+  const log = Effect.runSync(Effect.service(TransactionLog).pipe(Effect.provide(TransactionLog.memory)))
+  let f: Fixture
+  beforeAll(async () => {
+    f = await startKernelFixture({
+      grants: ["tel"],
+      apps: [
+        {
+          clientId: OTHER_CLIENT.clientId,
+          secretHash: hashClientSecret(OTHER_CLIENT.clientSecret),
+          providers: ["tel"],
+          testMode: true
+        }
+      ],
+      kernel: { clientStatuses: "patch" },
+      ports: () => Layer.succeed(TransactionLog, log)
+    })
+  })
+  afterAll(() => f?.stop())
+
+  it("answers each app its own operation by the bundle's hash, never the other's", async () => {
+    const client = patchClient(f)
+    const user = await f.phoneUser(TEST_PHONE)
+    const sent = await client.sdkTx({
+      userId: `tel:${TEST_PHONE}`,
+      chain: "anvil",
+      to: [freshAddress()],
+      value: ["0"],
+      data: ["0x"],
+      delegatecall: 0,
+      auth: user.jwt
+    })
+    const txHash = "txHash" in sent ? sent.txHash : sent.error
+    const mine = await Effect.runPromise(log.find(String(sent.answer.body.id)))
+    if (mine === undefined) throw new Error("the batch was not recorded")
+    // The other app's operation in the same bundle, recorded before this one: first of the hash's records.
+    const theirs = {
+      ...mine,
+      id: crypto.randomUUID(),
+      owner: OTHER_CLIENT.clientId,
+      userOpHash: `0x${"5a".repeat(32)}`,
+      createdAt: mine.createdAt - 1
+    }
+    await Effect.runPromise(log.save(theirs))
+    expect(await client.txStatus({ txHash })).toMatchObject({
+      status: 200,
+      body: { id: mine.id, userOpHash: mine.userOpHash, txHash }
+    })
+    // Before, the hash led to one record only: the other app's own operation was answered 404.
+    expect(await patchClient(f, OTHER_CLIENT).txStatus({ txHash })).toMatchObject({
+      status: 200,
+      body: { id: theirs.id, userOpHash: theirs.userOpHash, txHash }
+    })
+  })
+})

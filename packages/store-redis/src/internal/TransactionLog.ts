@@ -1,4 +1,4 @@
-import { hasHash, StoreUnavailable, TransactionLog, type TxRecord, TxStatus } from "@walletgate/core/state"
+import { standingWithHash, TransactionLog, type TxRecord, TxStatus } from "@walletgate/core/state"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type Connection, luaScript } from "./connection"
@@ -8,11 +8,10 @@ import { type Connection, luaScript } from "./connection"
 // rewrites it, so settle and discard cannot interleave into a half record. Kept forever, as the record
 // of what the gateway broadcast.
 //
-// `{txh:<hash in lower case>}` = the id of the record saved or settled with that user operation or transaction
-// hash. It lies in another slot than the record, so it is written first, by its own commands: an index whose
-// record never came (a failed save) or has another hash now finds nothing, since the record is checked when read.
-// A hash stays with a standing record that still has it (the same operation recorded twice, the later one then
-// discarded); it is taken over only from a record that is gone or no longer has it.
+// `{txhs:<hash in lower case>}` = the set of ids of the records saved or settled with that user operation or
+// transaction hash (one bundle transaction includes several operations; two requests may sign the same operation).
+// It lies in another slot than the records, so it is written first, by its own command: an id whose record never
+// came (a failed save), is gone, or has another hash now finds nothing, since each record is checked when read.
 
 // Saving replaces the whole record, outcome included.
 const save = luaScript(`
@@ -77,33 +76,12 @@ const Stored = Schema.Tuple([Schema.NullOr(RecordJson), Schema.NullOr(OutcomeJso
 /** `TransactionLog` on Redis: each transaction in its own hash; records are checked when read. */
 export const redisTransactionLog = (connection: Connection): TransactionLog["Service"] => {
   const txKey = (id: string) => `${connection.keyPrefix}{tx:${id}}`
-  const hashKey = (hash: string) => `${connection.keyPrefix}{txh:${hash.toLowerCase()}}`
+  const hashKey = (hash: string) => `${connection.keyPrefix}{txhs:${hash.toLowerCase()}}`
   // Named for the operation that writes it: a failure is that operation's.
-  const indexOne = (operation: string, id: string, hash: string) =>
-    Effect.gen(function* () {
-      const claimed = yield* connection.send(
-        operation,
-        (client) => client.set(hashKey(hash), id, "NX"),
-        Schema.NullOr(Schema.String)
-      )
-      if (claimed !== null) return
-      const holder = yield* connection.send(
-        operation,
-        (client) => client.get(hashKey(hash)),
-        Schema.NullOr(Schema.String)
-      )
-      const standing =
-        holder === null || holder === id
-          ? undefined
-          : yield* find(holder).pipe(Effect.mapError(() => new StoreUnavailable({ operation })))
-      if (standing === undefined || !hasHash(standing, hash)) {
-        yield* connection.send(operation, (client) => client.set(hashKey(hash), id), Schema.String)
-      }
-    })
   const index = (operation: string, id: string, hashes: ReadonlyArray<string | undefined>) =>
     Effect.forEach(
       hashes.filter((hash): hash is string => hash !== undefined),
-      (hash) => indexOne(operation, id, hash),
+      (hash) => connection.send(operation, (client) => client.sadd(hashKey(hash), id), Schema.Number),
       { discard: true }
     )
   const find = (id: string) =>
@@ -127,10 +105,10 @@ export const redisTransactionLog = (connection: Connection): TransactionLog["Ser
     find,
     findByHash: (hash) =>
       connection
-        .send("TransactionLog.findByHash", (client) => client.get(hashKey(hash)), Schema.NullOr(Schema.String))
+        .send("TransactionLog.findByHash", (client) => client.smembers(hashKey(hash)), Schema.Array(Schema.String))
         .pipe(
-          Effect.flatMap((id) => (id === null ? Effect.succeed(undefined) : find(id))),
-          Effect.map((record) => (record !== undefined && hasHash(record, hash) ? record : undefined))
+          Effect.flatMap((ids) => Effect.forEach(ids, find, { concurrency: "unbounded" })),
+          Effect.map((found) => standingWithHash(found, hash))
         ),
     settle: (id, outcome) =>
       index("TransactionLog.settle", id, ["txHash" in outcome ? outcome.txHash : undefined]).pipe(

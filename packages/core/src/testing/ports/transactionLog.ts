@@ -132,11 +132,11 @@ export const transactionLogContract: ReadonlyArray<PortContractCase<TransactionL
       const operation = submitted(1, { userOpHash: `0x${"ab".repeat(32)}` })
       yield* log.save(operation)
       yield* log.save(submitted(2))
-      yield* expectEqual("userOpHash", yield* log.findByHash(`0x${"ab".repeat(32)}`), operation)
-      yield* expectEqual("upper case", yield* log.findByHash(`0x${"AB".repeat(32)}`), operation)
-      yield* expectEqual("txHash", yield* log.findByHash(String(operation.txHash)), operation)
-      yield* expectEqual("other record", yield* log.findByHash(String(submitted(2).txHash)), submitted(2))
-      yield* expectEqual("unknown hash", yield* log.findByHash(`0x${"ef".repeat(32)}`), undefined)
+      yield* expectEqual("userOpHash", yield* log.findByHash(`0x${"ab".repeat(32)}`), [operation])
+      yield* expectEqual("upper case", yield* log.findByHash(`0x${"AB".repeat(32)}`), [operation])
+      yield* expectEqual("txHash", yield* log.findByHash(String(operation.txHash)), [operation])
+      yield* expectEqual("other record", yield* log.findByHash(String(submitted(2).txHash)), [submitted(2)])
+      yield* expectEqual("unknown hash", yield* log.findByHash(`0x${"ef".repeat(32)}`), [])
     })
   ),
   logCase("finds a user operation by the transaction that included it once settled with it", (log) =>
@@ -144,46 +144,70 @@ export const transactionLogContract: ReadonlyArray<PortContractCase<TransactionL
       const { txHash: _, ...operation } = submitted(1, { userOpHash: `0x${"ab".repeat(32)}` })
       const included = `0x${"cd".repeat(32)}`
       yield* log.save(operation)
-      yield* expectEqual("before", yield* log.findByHash(included), undefined)
+      yield* expectEqual("before", yield* log.findByHash(included), [])
       yield* log.settle(operation.id, { ...CONFIRMED, txHash: included })
       const settled = { ...operation, ...CONFIRMED, txHash: included }
-      yield* expectEqual("by txHash", yield* log.findByHash(included), settled)
-      yield* expectEqual("by userOpHash", yield* log.findByHash(`0x${"ab".repeat(32)}`), settled)
+      yield* expectEqual("by txHash", yield* log.findByHash(included), [settled])
+      yield* expectEqual("by userOpHash", yield* log.findByHash(`0x${"ab".repeat(32)}`), [settled])
     })
   ),
   logCase("finds nothing by the hash of a discarded record, or by a hash its record was saved again without", (log) =>
     Effect.gen(function* () {
       yield* log.save(submitted(1))
       yield* log.discard(submitted(1).id)
-      yield* expectEqual("discarded", yield* log.findByHash(String(submitted(1).txHash)), undefined)
+      yield* expectEqual("discarded", yield* log.findByHash(String(submitted(1).txHash)), [])
       yield* log.save(submitted(2))
       yield* log.save(submitted(2, { txHash: `0x${"cd".repeat(32)}` }))
-      yield* expectEqual("old hash", yield* log.findByHash(String(submitted(2).txHash)), undefined)
-      yield* expectEqual(
-        "new hash",
-        yield* log.findByHash(`0x${"cd".repeat(32)}`),
+      yield* expectEqual("old hash", yield* log.findByHash(String(submitted(2).txHash)), [])
+      yield* expectEqual("new hash", yield* log.findByHash(`0x${"cd".repeat(32)}`), [
         submitted(2, { txHash: `0x${"cd".repeat(32)}` })
-      )
+      ])
     })
   ),
   logCase(
-    "keeps a hash with the record that holds it: a second record saved with it, then discarded, hides nothing",
+    "finds both records of one operation signed twice, and only the one left once the other is discarded",
     (log) =>
       Effect.gen(function* () {
         // Two requests that signed the same operation (one hash) both recorded it; the bundler refused the second.
         const hash = `0x${"ab".repeat(32)}`
         const first = submitted(1, { userOpHash: hash })
+        const second = submitted(2, { userOpHash: hash })
         yield* log.save(first)
-        yield* log.save(submitted(2, { userOpHash: hash }))
-        yield* expectEqual("while both stand", yield* log.findByHash(hash), first)
-        yield* log.discard(submitted(2).id)
-        yield* expectEqual("after the discard", yield* log.findByHash(hash), first)
-        // Once its holder is gone, a hash goes to the next record saved with it.
+        yield* log.save(second)
+        yield* expectEqual("while both stand", yield* log.findByHash(hash), [first, second])
+        yield* log.discard(second.id)
+        yield* expectEqual("after the discard", yield* log.findByHash(hash), [first])
         yield* log.discard(first.id)
         const third = submitted(3, { userOpHash: hash })
         yield* log.save(third)
-        yield* expectEqual("next holder", yield* log.findByHash(hash), third)
+        yield* expectEqual("the next one saved with it", yield* log.findByHash(hash), [third])
       })
+  ),
+  logCase("finds every operation one bundle transaction included, whoever's, oldest first", (log) =>
+    Effect.gen(function* () {
+      // Three apps' operations, included by one bundle: settled with its one transaction hash, in any order.
+      const bundle = `0x${"cd".repeat(32)}`
+      const operation = (i: number): TxRecord => {
+        const { txHash: _, ...unincluded } = submitted(i, {
+          owner: `app-${i}`,
+          userOpHash: `0x${String(i).repeat(64)}`
+        })
+        return unincluded
+      }
+      const operations = [operation(1), operation(2), operation(3)] as const
+      yield* Effect.forEach(operations, log.save)
+      yield* Effect.forEach(operations.toReversed(), (each) => log.settle(each.id, { ...CONFIRMED, txHash: bundle }), {
+        concurrency: "unbounded"
+      })
+      const included = (each: TxRecord): TxRecord => ({ ...each, ...CONFIRMED, txHash: bundle })
+      const settled = operations.map(included)
+      yield* expectEqual("by the bundle's hash", yield* log.findByHash(bundle), settled)
+      yield* expectEqual("by one operation's hash", yield* log.findByHash(`0x${"2".repeat(64)}`), [
+        included(operations[1])
+      ])
+      yield* log.discard(operations[0].id)
+      yield* expectEqual("one discarded", yield* log.findByHash(bundle), settled.slice(1))
+    })
   ),
   logCase("settles every one of 20 records concurrently", (log) =>
     Effect.gen(function* () {
