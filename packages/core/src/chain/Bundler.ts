@@ -2,9 +2,19 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import { type Address, BaseError, getAddress, type Hash, http, RpcRequestError, rpcSchema, toHex } from "viem"
 import {
-  createBundlerClient,
+  type Address,
+  BaseError,
+  type BundlerRpcSchema,
+  createClient,
+  getAddress,
+  type Hash,
+  http,
+  RpcRequestError,
+  rpcSchema,
+  toHex
+} from "viem"
+import {
   formatUserOperationGas,
   formatUserOperationReceipt,
   formatUserOperationRequest,
@@ -175,11 +185,17 @@ type PimlicoStatusSchema = [
 /** `pimlico_getUserOperationStatus` statuses of an operation the bundler holds, not yet included. */
 const heldStatuses: ReadonlySet<string> = new Set(["not_submitted", "submitted", "queued"])
 
+/**
+ * A bare viem client of one bundler: its typed `request` is all the {@link Bundler} uses (viem's bundler actions
+ * would bring their error decoding and `prepareUserOperation`, which the gateway does itself).
+ */
 const bundlerClient = (endpoint: BundlerEndpoint) =>
-  createBundlerClient({
+  createClient({
     // No retries: a retried send is the caller's decision (it re-sends the same signed operation).
     transport: http(endpoint.url, { timeout: endpoint.timeoutMs ?? 10_000, retryCount: 0 }),
-    rpcSchema: rpcSchema<PimlicoStatusSchema>()
+    rpcSchema: rpcSchema<[...BundlerRpcSchema, ...PimlicoStatusSchema]>(),
+    key: "bundler",
+    name: "Bundler Client"
   })
 
 /** The name and short message of a transport error (viem's errors carry no key). */

@@ -5,19 +5,18 @@ import * as Schema from "effect/Schema"
 import {
   type Address,
   type Chain,
-  createPublicClient,
   defineChain,
   fallback,
   type Hex,
   http,
   type LocalAccount,
-  type PublicClient,
   type Transport
 } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { chainIdOfName } from "./chainNames"
 import type { ChainContracts } from "./contracts"
 import { ChainUnavailable } from "./errors"
+import { createNetworkClient, type NetworkClient } from "./networkClient"
 import { resolveSpendLimits, type SpendLimits, type SpendLimitsOptions } from "./SpendPolicy"
 
 /** A network's ERC-4337 settings: its bundler, who pays the gas, and when an operation is final. */
@@ -98,7 +97,8 @@ export interface Network {
   readonly chainId: number
   readonly testnet: boolean
   readonly contracts: ChainContracts
-  readonly publicClient: PublicClient<Transport, Chain>
+  /** The client of the network's node: the reads the gateway makes ({@link NetworkClient}). */
+  readonly publicClient: NetworkClient
   /** The overall deadline of one chain request on this network (see {@link NetworkConfig.rpcDeadlineMs}). */
   readonly rpcDeadlineMs: number
   /** The ERC-4337 pipeline's settings, when the network has one. */
@@ -182,7 +182,7 @@ const toNetwork = (config: NetworkConfig, spend: SpendLimits): Network => {
     chainId: config.chainId,
     testnet: config.testnet,
     contracts: config.contracts,
-    publicClient: createPublicClient({ chain, transport, pollingInterval: config.pollingIntervalMs ?? 1000 }),
+    publicClient: createNetworkClient({ chain, transport, pollingInterval: config.pollingIntervalMs ?? 1000 }),
     rpcDeadlineMs: config.rpcDeadlineMs ?? 5_000,
     erc4337: config.erc4337 === undefined ? undefined : erc4337Settings(config.slug, config.erc4337),
     spend

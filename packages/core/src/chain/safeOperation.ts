@@ -1,17 +1,8 @@
 import * as Effect from "effect/Effect"
-import {
-  type Address,
-  type Chain,
-  type Hash,
-  type Hex,
-  type LocalAccount,
-  type PublicClient,
-  parseEventLogs,
-  size,
-  type Transport
-} from "viem"
+import { type Address, type Hash, type Hex, type LocalAccount, parseEventLogs, size } from "viem"
 import { entryPoint07Abi, getUserOperationHash, type UserOperationReceipt } from "viem/account-abstraction"
 import { Bundler, type BundlerError, type UserOperation07 } from "./Bundler"
+import type { NetworkReads } from "./networkClient"
 import {
   paymasterAndDataOf,
   type SafeAccount,
@@ -79,7 +70,7 @@ export const capFees = (
 
 /** Reads, concurrently, whether `address` has code and the fees to offer (latest block and priority fee). */
 export const readAccountChainState = async (
-  client: PublicClient<Transport, Chain | undefined>,
+  client: Pick<NetworkReads, "getCode" | "getBlock" | "estimateMaxPriorityFeePerGas">,
   address: Address
 ): Promise<AccountChainState> => {
   const [code, block, priority] = await Promise.all([
@@ -331,7 +322,7 @@ export interface BatchSimulation {
  * that included the failed operation.
  */
 export const simulateBatch = async (
-  client: PublicClient<Transport, Chain | undefined>,
+  client: Pick<NetworkReads, "simulateCalls">,
   sender: Address,
   calls: ReadonlyArray<SafeCall>,
   blockNumber?: bigint
@@ -349,7 +340,7 @@ export const simulateBatch = async (
 
 /** The next sequence of `sender` on nonce `key` at the EntryPoint (`getNonce`): 0 for a key never used. */
 export const readNonceSequence = async (
-  client: PublicClient<Transport, Chain | undefined>,
+  client: Pick<NetworkReads, "readContract">,
   entryPoint: Address,
   sender: Address,
   key: bigint

@@ -1,0 +1,62 @@
+import { type Chain, type Client, createClient, type PublicActions, type PublicRpcSchema, type Transport } from "viem"
+import {
+  estimateMaxPriorityFeePerGas,
+  getBalance,
+  getBlock,
+  getBlockNumber,
+  getCode,
+  getLogs,
+  getTransactionReceipt,
+  multicall,
+  readContract,
+  simulateCalls
+} from "viem/actions"
+
+/**
+ * The reads the gateway makes of a network's node: viem's public actions of these names, and no others (a bundle
+ * holds only the actions its clients are built with).
+ */
+export type NetworkReads = Pick<
+  PublicActions<Transport, Chain>,
+  | "estimateMaxPriorityFeePerGas"
+  | "getBalance"
+  | "getBlock"
+  | "getBlockNumber"
+  | "getCode"
+  | "getLogs"
+  | "getTransactionReceipt"
+  | "multicall"
+  | "readContract"
+  | "simulateCalls"
+>
+
+/** A viem client of a network's node that can make the {@link NetworkReads} (and `request` any JSON-RPC method). */
+export type NetworkClient = Client<Transport, Chain, undefined, PublicRpcSchema, NetworkReads>
+
+/** The client of a network's node on `transport`, polling for receipts and blocks every `pollingInterval` ms. */
+export const createNetworkClient = (options: {
+  readonly chain: Chain
+  readonly transport: Transport
+  readonly pollingInterval: number
+}): NetworkClient =>
+  createClient<Transport, Chain, undefined, PublicRpcSchema>({
+    chain: options.chain,
+    transport: options.transport,
+    pollingInterval: options.pollingInterval,
+    key: "network",
+    name: "Network Client"
+  }).extend(
+    (client): NetworkReads => ({
+      estimateMaxPriorityFeePerGas: (args) => estimateMaxPriorityFeePerGas(client, args),
+      getBalance: (args) => getBalance(client, args),
+      getBlock: (args) => getBlock(client, args),
+      getBlockNumber: (args) => getBlockNumber(client, args),
+      getCode: (args) => getCode(client, args),
+      // viem's own `publicActions` casts here too: its `getLogs` infers a wider log type than the method declares.
+      getLogs: ((args) => getLogs(client, args)) as NetworkReads["getLogs"],
+      getTransactionReceipt: (args) => getTransactionReceipt(client, args),
+      multicall: (args) => multicall(client, args),
+      readContract: (args) => readContract(client, args),
+      simulateCalls: (args) => simulateCalls(client, args)
+    })
+  )
