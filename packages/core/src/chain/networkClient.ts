@@ -9,7 +9,7 @@ import {
   getTransactionReceipt,
   multicall,
   readContract,
-  simulateCalls
+  simulateBlocks
 } from "viem/actions"
 
 /**
@@ -27,13 +27,16 @@ export type NetworkReads = Pick<
   | "getTransactionReceipt"
   | "multicall"
   | "readContract"
-  | "simulateCalls"
+  | "simulateBlocks"
 >
 
 /** A viem client of a network's node that can make the {@link NetworkReads} (and `request` any JSON-RPC method). */
 export type NetworkClient = Client<Transport, Chain, undefined, PublicRpcSchema, NetworkReads>
 
-/** The client of a network's node on `transport`, polling for receipts and blocks every `pollingInterval` ms. */
+/**
+ * The client of a network's node on `transport`, polling for receipts and blocks every `pollingInterval` ms; it never
+ * follows a contract's offchain lookup (EIP-3668), which would make the gateway fetch URLs a contract names.
+ */
 export const createNetworkClient = (options: {
   readonly chain: Chain
   readonly transport: Transport
@@ -43,6 +46,9 @@ export const createNetworkClient = (options: {
     chain: options.chain,
     transport: options.transport,
     pollingInterval: options.pollingInterval,
+    // No EIP-3668 CCIP read: a contract the gateway reads (a token a payout names) would otherwise make it fetch the
+    // URLs the contract chooses, from inside the operator's network. The gateway resolves no ENS name.
+    ccipRead: false,
     key: "network",
     name: "Network Client"
   }).extend(
@@ -57,6 +63,6 @@ export const createNetworkClient = (options: {
       getTransactionReceipt: (args) => getTransactionReceipt(client, args),
       multicall: (args) => multicall(client, args),
       readContract: (args) => readContract(client, args),
-      simulateCalls: (args) => simulateCalls(client, args)
+      simulateBlocks: (args) => simulateBlocks(client, args)
     })
   )

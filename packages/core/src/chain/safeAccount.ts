@@ -12,7 +12,6 @@ import {
   hashTypedData,
   keccak256,
   type LocalAccount,
-  parseAbi,
   serializeErc6492Signature,
   size,
   type TypedDataDefinition,
@@ -78,19 +77,103 @@ export interface SafeAccount {
   readonly factoryData: Hex
 }
 
-const safeAbi = parseAbi([
-  "function setup(address[] _owners, uint256 _threshold, address to, bytes data, address fallbackHandler, address paymentToken, uint256 payment, address paymentReceiver)"
-])
-const safeModuleSetupAbi = parseAbi(["function enableModules(address[] modules)"])
-const safeProxyFactoryAbi = parseAbi([
-  "function createProxyWithNonce(address _singleton, bytes initializer, uint256 saltNonce) returns (address proxy)"
-])
-/** Safe4337Module's entry points that the EntryPoint calls on the Safe (through the fallback handler). */
-export const safe4337ModuleAbi = parseAbi([
-  "function executeUserOpWithErrorString(address to, uint256 value, bytes data, uint8 operation)",
-  "function getOperationHash((address sender, uint256 nonce, bytes initCode, bytes callData, bytes32 accountGasLimits, uint256 preVerificationGas, bytes32 gasFees, bytes paymasterAndData, bytes signature) userOp) view returns (bytes32)"
-])
-const multiSendAbi = parseAbi(["function multiSend(bytes transactions)"])
+// The ABIs below are written out (not `parseAbi` of their signatures): importing this module does no work.
+
+/** `setup(address[] _owners, uint256 _threshold, address to, bytes data, address fallbackHandler, address paymentToken, uint256 payment, address paymentReceiver)` */
+const safeAbi = [
+  {
+    type: "function",
+    name: "setup",
+    stateMutability: "nonpayable",
+    inputs: [
+      { type: "address[]", name: "_owners" },
+      { type: "uint256", name: "_threshold" },
+      { type: "address", name: "to" },
+      { type: "bytes", name: "data" },
+      { type: "address", name: "fallbackHandler" },
+      { type: "address", name: "paymentToken" },
+      { type: "uint256", name: "payment" },
+      { type: "address", name: "paymentReceiver" }
+    ],
+    outputs: []
+  }
+] as const
+/** `enableModules(address[] modules)` */
+const safeModuleSetupAbi = [
+  {
+    type: "function",
+    name: "enableModules",
+    stateMutability: "nonpayable",
+    inputs: [{ type: "address[]", name: "modules" }],
+    outputs: []
+  }
+] as const
+/** `createProxyWithNonce(address _singleton, bytes initializer, uint256 saltNonce) returns (address proxy)` */
+const safeProxyFactoryAbi = [
+  {
+    type: "function",
+    name: "createProxyWithNonce",
+    stateMutability: "nonpayable",
+    inputs: [
+      { type: "address", name: "_singleton" },
+      { type: "bytes", name: "initializer" },
+      { type: "uint256", name: "saltNonce" }
+    ],
+    outputs: [{ type: "address", name: "proxy" }]
+  }
+] as const
+/**
+ * Safe4337Module's entry points that the EntryPoint calls on the Safe (through the fallback handler):
+ * `executeUserOpWithErrorString(address to, uint256 value, bytes data, uint8 operation)` and
+ * `getOperationHash(PackedUserOperation userOp) view returns (bytes32)`.
+ */
+export const safe4337ModuleAbi = [
+  {
+    type: "function",
+    name: "executeUserOpWithErrorString",
+    stateMutability: "nonpayable",
+    inputs: [
+      { type: "address", name: "to" },
+      { type: "uint256", name: "value" },
+      { type: "bytes", name: "data" },
+      { type: "uint8", name: "operation" }
+    ],
+    outputs: []
+  },
+  {
+    type: "function",
+    name: "getOperationHash",
+    stateMutability: "view",
+    inputs: [
+      {
+        type: "tuple",
+        name: "userOp",
+        components: [
+          { type: "address", name: "sender" },
+          { type: "uint256", name: "nonce" },
+          { type: "bytes", name: "initCode" },
+          { type: "bytes", name: "callData" },
+          { type: "bytes32", name: "accountGasLimits" },
+          { type: "uint256", name: "preVerificationGas" },
+          { type: "bytes32", name: "gasFees" },
+          { type: "bytes", name: "paymasterAndData" },
+          { type: "bytes", name: "signature" }
+        ]
+      }
+    ],
+    outputs: [{ type: "bytes32" }]
+  }
+] as const
+/** `multiSend(bytes transactions)` */
+const multiSendAbi = [
+  {
+    type: "function",
+    name: "multiSend",
+    stateMutability: "nonpayable",
+    inputs: [{ type: "bytes", name: "transactions" }],
+    outputs: []
+  }
+] as const
 
 /**
  * The Safe of `owners` with `threshold`: its address is computed locally (CREATE2 of the SafeProxyFactory over the

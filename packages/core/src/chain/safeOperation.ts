@@ -322,16 +322,18 @@ export interface BatchSimulation {
  * that included the failed operation.
  */
 export const simulateBatch = async (
-  client: Pick<NetworkReads, "simulateCalls">,
+  client: Pick<NetworkReads, "simulateBlocks">,
   sender: Address,
   calls: ReadonlyArray<SafeCall>,
   blockNumber?: bigint
 ): Promise<BatchSimulation> => {
-  const { results } = await client.simulateCalls({
-    account: sender,
-    calls: calls.map((call) => ({ to: call.to, value: call.value, data: call.data })),
+  // One simulated block of the calls, each from `sender` (viem's `simulateCalls` adds asset tracing on top of this).
+  const [block] = await client.simulateBlocks({
+    blocks: [{ calls: calls.map((call) => ({ from: sender, to: call.to, value: call.value, data: call.data })) }],
     ...(blockNumber === undefined ? {} : { blockNumber })
   })
+  if (block === undefined) throw new Error("eth_simulateV1 answered no block")
+  const results = block.calls
   const gasUsed = results.reduce((sum, result) => sum + result.gasUsed, 0n)
   const index = results.findIndex((result) => result.status === "failure")
   const failed = results[index]

@@ -5,8 +5,7 @@ import {
   type Hash,
   type Hex,
   keccak256,
-  type LocalAccount,
-  parseAbi
+  type LocalAccount
 } from "viem"
 import { initCodeOf, type SafeOperationFields, stubEcdsa } from "./safeAccount"
 
@@ -24,14 +23,23 @@ export interface SponsorshipWindow {
   readonly validAfter: number
 }
 
-/** The functions of the v0.7 sample VerifyingPaymaster (`@account-abstraction/contracts` 0.7.0) walletgate calls. */
-export const verifyingPaymasterAbi = parseAbi([
-  "function verifyingSigner() view returns (address)",
-  "function owner() view returns (address)",
-  "function addStake(uint32 unstakeDelaySec) payable",
-  "function deposit() payable",
-  "function getDeposit() view returns (uint256)"
-])
+/**
+ * The functions of the v0.7 sample VerifyingPaymaster (`@account-abstraction/contracts` 0.7.0) walletgate calls:
+ * `verifyingSigner()`, `owner()`, `addStake(uint32)`, `deposit()`, `getDeposit()` (written out: no parsing at import).
+ */
+export const verifyingPaymasterAbi = [
+  { type: "function", name: "verifyingSigner", stateMutability: "view", inputs: [], outputs: [{ type: "address" }] },
+  { type: "function", name: "owner", stateMutability: "view", inputs: [], outputs: [{ type: "address" }] },
+  {
+    type: "function",
+    name: "addStake",
+    stateMutability: "payable",
+    inputs: [{ type: "uint32", name: "unstakeDelaySec" }],
+    outputs: []
+  },
+  { type: "function", name: "deposit", stateMutability: "payable", inputs: [], outputs: [] },
+  { type: "function", name: "getDeposit", stateMutability: "view", inputs: [], outputs: [{ type: "uint256" }] }
+] as const
 
 /** Gas the VerifyingPaymaster's validation is given when the bundler cannot estimate it (it uses ≈ 30 k). */
 export const verifyingPaymasterValidationGas = 100_000n

@@ -9,8 +9,7 @@ import {
   type ContractFunctionParameters,
   encodeFunctionData,
   erc20Abi,
-  type Hex,
-  parseAbi
+  type Hex
 } from "viem"
 import { sweeperArtifact } from "../chain/artifacts"
 import { ChainUnavailable } from "../chain/errors"
@@ -187,7 +186,16 @@ const BLOCK_PROBE: Address = "0x000000000000000000000000000000000000b10c"
  * the selector (Multicall3's own `getEthBalance` is out of reach when Multicall3 runs deployless).
  */
 const BLOCK_PROBE_CODE: Hex = "0x60043531604052436000524260205260606000f3"
-const blockProbeAbi = parseAbi(["function block(address holder) view returns (uint256, uint256, uint256)"])
+/** `block(address holder) view returns (uint256, uint256, uint256)` (written out: no parsing at import). */
+const blockProbeAbi = [
+  {
+    type: "function",
+    name: "block",
+    stateMutability: "view",
+    inputs: [{ type: "address", name: "holder" }],
+    outputs: [{ type: "uint256" }, { type: "uint256" }, { type: "uint256" }]
+  }
+] as const
 
 /** The probe's answer, as viem decodes three outputs: three integers. */
 const isBigIntTriple = (value: unknown): value is readonly [bigint, bigint, bigint] =>

@@ -1,7 +1,9 @@
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { SecureRandom } from "@walletgate/core"
 import { makeApiKey, type NewApiKey } from "@walletgate/core/payout"
 import { Effect, Logger } from "effect"
-import { type Address, getAddress, parseAbi, parseEther, zeroAddress } from "viem"
+import { type Address, encodeErrorResult, getAddress, type Hex, parseAbi, parseEther, size, zeroAddress } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Bundler, makeJsonRpcBundler } from "../../src/chain/Bundler"
@@ -37,6 +39,23 @@ const NAMES: ReadonlyArray<AccountName> = [
 ]
 // The customer's own key: the second owner of the "shared" account's Safe.
 const customer = privateKeyToAccount("0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba")
+
+/**
+ * Runtime code that answers every call by reverting with EIP-3668's `OffchainLookup(address(this), urls, …)`: what a
+ * contract does to make a CCIP-read client fetch its URLs (the sender word is written in at run time: ADDRESS).
+ */
+const offchainLookupCode = (urls: ReadonlyArray<string>): Hex => {
+  const revert = encodeErrorResult({
+    abi: parseAbi([
+      "error OffchainLookup(address sender, string[] urls, bytes callData, bytes4 callbackFunction, bytes extraData)"
+    ]),
+    errorName: "OffchainLookup",
+    args: [zeroAddress, urls, "0x1234", "0x12345678", "0x"]
+  })
+  const length = size(revert).toString(16).padStart(4, "0")
+  // CODECOPY the revert data (after this 18-byte prefix) to memory 0; MSTORE ADDRESS at 4 (the sender word); REVERT.
+  return `0x61${length}60126000393060045261${length}6000fd${revert.slice(2)}`
+}
 
 const newKey = (options: NewApiKey) => Effect.runSync(makeApiKey(options).pipe(Effect.provide(SecureRandom.crypto)))
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -220,6 +239,33 @@ describe("payouts as user operations from automation Safes (anvil + alto)", () =
     expect(refused.headers.get("retry-after")).toBeNull()
     expect(refused.body).toMatchObject({ code: "asset_not_a_token", asset: notAToken })
     expect(await f.balance(dave)).toBe(0n)
+  })
+
+  it("never fetches a URL a token names (EIP-3668 CCIP read): a token reverting with OffchainLookup is refused, its URL never asked", async () => {
+    const asked: Array<string> = []
+    const gateway = createServer((request, response) => {
+      asked.push(`${request.method} ${request.url}`)
+      response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ data: "0x" }))
+    })
+    await new Promise<void>((resolve) => gateway.listen(0, "127.0.0.1", resolve))
+    try {
+      const { port } = gateway.address() as AddressInfo
+      const token = getAddress(freshAddress())
+      await f.devnet.anvilRequest("anvil_setCode", [
+        token,
+        offchainLookupCode([`http://127.0.0.1:${port}/{sender}/{data}`, `http://127.0.0.1:${port}/`])
+      ])
+      const dave = getAddress(freshAddress())
+      // In base units its balance is read (the revert reads as a node failure); in tokens its decimals are (none).
+      const expected = { base: [503, "upstream_unavailable"], token: [422, "asset_decimals_unknown"] } as const
+      for (const [unit, [status, code]] of Object.entries(expected)) {
+        const refused = await disperse("explicit", { assets: [token], amounts: ["1"], recipients: [dave], unit })
+        expect([refused.status, refused.body.code]).toEqual([status, code])
+      }
+      expect(asked).toEqual([])
+    } finally {
+      await new Promise((resolve) => gateway.close(resolve))
+    }
   })
 
   it("takes an all-uppercase address as it takes an all-lowercase one", async () => {
