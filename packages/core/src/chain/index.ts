@@ -29,6 +29,7 @@ export {
   userWalletIdentity
 } from "./identity"
 export { deriveOwnerKey, KeyVault } from "./KeyVault"
+export type { NetworkClient, NetworkReads } from "./networkClient"
 export {
   bundlerEndpoints,
   type Erc4337Config,
