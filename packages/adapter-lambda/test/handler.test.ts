@@ -1,3 +1,4 @@
+import { STATUS_CODES } from "node:http"
 import type { GatewayRequest } from "@walletgate/core"
 import type { ResponseHeaders } from "@walletgate/core/adapter"
 import { internalErrorDocument } from "@walletgate/core/adapter"
@@ -236,6 +237,15 @@ describe("Application Load Balancer", () => {
       body: '{"ok":true}',
       isBase64Encoded: false
     })
+  })
+
+  it("describes every status with Node's reason phrase", async () => {
+    for (const [status, phrase] of Object.entries(STATUS_CODES)) {
+      // A gateway answers no 1xx.
+      if (Number(status) < 200) continue
+      const result = await run(fixture("alb"), answering({}, Number(status)))
+      expect(result).toMatchObject({ statusDescription: `${status} ${phrase}` })
+    }
   })
 
   it("reads repeated values in multi-value mode", async () => {

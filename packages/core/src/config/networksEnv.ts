@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -53,7 +52,9 @@ const networksSource: Effect.Effect<
     try: () => ({
       setting: "WALLETGATE_NETWORKS_FILE",
       where: `WALLETGATE_NETWORKS_FILE (${file})`,
-      text: readFileSync(file, "utf8")
+      // Not an ES module import of node:fs: Node's ES module face of it reads every export, `promises` among them,
+      // which loads fs/promises and readline at every start (milliseconds of a Lambda cold start) for one file read.
+      text: process.getBuiltinModule("node:fs").readFileSync(file, "utf8")
     }),
     catch: (error) =>
       new ConfigurationError(
