@@ -54,7 +54,7 @@ export class SigningKeys extends Context.Service<
     /** The `iss` of every token signed here. */
     readonly issuer: string
     /** The public keys, to publish. */
-    readonly jwks: JsonWebKeySet
+    readonly jwks: Effect.Effect<JsonWebKeySet>
     /** Signs `claims`; returns the compact JWT and its expiry (epoch seconds). */
     readonly sign: (claims: TokenClaims) => Effect.Effect<{ readonly token: string; readonly expiresAt: number }>
     /** Verifies a token signed here against `expected`. */
@@ -62,35 +62,52 @@ export class SigningKeys extends Context.Service<
   }
 >()("@walletgate/core/SigningKeys") {
   /**
-   * A key pair made at start and never stored: tokens die with the process, and several instances
-   * cannot verify each other's tokens. For development and tests; it says so in the log.
+   * A key pair made when first used and never stored: tokens die with the process, and several instances
+   * cannot verify each other's tokens. For development and tests; it says so in the log when it makes the pair.
+   * Made at first use rather than at start because the embedded ports carry it under a configured key (a later
+   * layer wins): built, never used, it makes no key pair and warns of none.
    */
   static readonly ephemeral = (options: { readonly issuer: string; readonly algorithm?: SigningAlgorithm }) =>
     Layer.effect(
       SigningKeys,
       Effect.gen(function* () {
         const algorithm = options.algorithm ?? "EdDSA"
-        const pair = yield* Effect.promise(() => generateKeyPair(algorithm, { extractable: true }))
-        const publicJwk = yield* Effect.promise(() => exportJWK(pair.publicKey))
-        yield* Effect.logWarning("walletgate: using an ephemeral JWT signing key; configure one for production")
-        return yield* makeSigningKeys(options.issuer, algorithm, pair.privateKey, publicJwk)
+        const keys = yield* Effect.cached(
+          Effect.gen(function* () {
+            const pair = yield* Effect.promise(() => generateKeyPair(algorithm, { extractable: true }))
+            const publicJwk = yield* Effect.promise(() => exportJWK(pair.publicKey))
+            yield* Effect.logWarning("walletgate: using an ephemeral JWT signing key; configure one for production")
+            return yield* makeSigningKeys(options.issuer, algorithm, pair.privateKey, publicJwk)
+          })
+        )
+        return SigningKeys.of({
+          issuer: options.issuer,
+          jwks: Effect.flatMap(keys, (made) => made.jwks),
+          sign: (claims) => Effect.flatMap(keys, (made) => made.sign(claims)),
+          verify: (token, expected) => Effect.flatMap(keys, (made) => made.verify(token, expected))
+        })
       })
     )
 
-  /** A configured private key, as a JWK (with its `alg`, or given) or a PKCS#8 PEM string. */
+  /**
+   * A configured private key: a JWK (with its `alg`, or given), a PKCS#8 PEM string, or a WebCrypto key already
+   * imported (extractable, to publish its public half).
+   */
   static readonly fromPrivateKey = (options: {
     readonly issuer: string
     readonly algorithm: SigningAlgorithm
-    readonly privateKey: JWK | string
+    readonly privateKey: JWK | string | CryptoKey
   }) =>
     Layer.effect(
       SigningKeys,
       Effect.gen(function* () {
         const { algorithm, privateKey } = options
-        const key = yield* Effect.promise(() =>
+        const key = yield* Effect.promise(async () =>
           typeof privateKey === "string"
             ? importPKCS8(privateKey, algorithm, { extractable: true })
-            : importJWK(privateKey, algorithm, { extractable: true })
+            : privateKey instanceof CryptoKey
+              ? privateKey
+              : importJWK(privateKey, algorithm, { extractable: true })
         )
         if (key instanceof Uint8Array) return yield* Effect.die(new TypeError("a symmetric key cannot sign"))
         const {
@@ -115,7 +132,7 @@ const makeSigningKeys = (issuer: string, algorithm: SigningAlgorithm, privateKey
     const keySet = createLocalJWKSet({ keys: [published] })
     return SigningKeys.of({
       issuer,
-      jwks,
+      jwks: Effect.succeed(jwks),
       sign: Effect.fnUntraced(function* (claims: TokenClaims) {
         const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
         const expiresAt = now + claims.ttlSeconds

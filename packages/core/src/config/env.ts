@@ -209,9 +209,9 @@ export const signingKeysFromEnv = (issuer: string): Layer.Layer<never, Configura
       // Unset: no layer, so the embedded ephemeral key stays. (A layer that provides a service is one that
       // provides nothing more: its output is contravariant, so either fits `Layer<never>`.)
       if (Option.isNone(key)) return Layer.empty
-      const privateKey = Redacted.value(key.value)
-      yield* Effect.tryPromise({
-        try: () => importPKCS8(privateKey, "EdDSA"),
+      // Imported once, here: a key that does not import fails the start with the setting named.
+      const privateKey = yield* Effect.tryPromise({
+        try: () => importPKCS8(Redacted.value(key.value), "EdDSA", { extractable: true }),
         catch: () =>
           new ConfigurationError(
             signingKeyDoc.name,

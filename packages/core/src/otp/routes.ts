@@ -102,7 +102,7 @@ export const otpRoutes = [
   ),
   documented(
     routeWithoutBody("GET", "/functions/v1/.well-known/jwks.json", (_, services: Context.Context<SigningKeys>) =>
-      Effect.succeed({ status: 200, body: Context.get(services, SigningKeys).jwks, headers: JWKS_HEADERS })
+      Effect.map(Context.get(services, SigningKeys).jwks, (body) => ({ status: 200, body, headers: JWKS_HEADERS }))
     ),
     {
       summary: "The public keys that verify the user tokens issued here (JWKS).",
