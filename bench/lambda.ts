@@ -9,7 +9,13 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 import { type Bundle, buildHandlers, bundlePath } from "../examples/lambda/scripts/build.ts"
-import { runtimeKind, spawnRuntime, startRuntimeApi } from "../examples/lambda/test/runtimeApi.ts"
+import {
+  lambdaNodeFlags,
+  memorySizeMb,
+  runtimeKind,
+  spawnRuntime,
+  startRuntimeApi
+} from "../examples/lambda/test/runtimeApi.ts"
 import { eventFor } from "../packages/adapter-lambda/test/events.ts"
 import { startRedisServer } from "../packages/store-redis/test/redis-server.ts"
 import { keepResults, printTable } from "./table.ts"
@@ -66,13 +72,14 @@ const coldStart = async (target: Target, env: Record<string, string>, invocation
   }
 }
 
-/** The median cold import() of `file`, each in a fresh node process with `env`. */
+/** The median cold import() of `file`, each in a fresh node process with `env`, started with Lambda's heap flags. */
 const importMs = (file: string, env: Record<string, string>): number =>
   median(
     Array.from({ length: COLD_STARTS }, () => {
       const timed =
         "const t = performance.now(); await import(process.argv[1]); console.log(performance.now() - t); process.exit(0)"
-      const child = spawnSync(process.execPath, ["--input-type=module", "-e", timed, file], {
+      const args = [...lambdaNodeFlags(memorySizeMb), "--input-type=module", "-e", timed, file]
+      const child = spawnSync(process.execPath, args, {
         encoding: "utf8",
         env: { PATH: process.env.PATH ?? "", ...env }
       })
@@ -142,6 +149,7 @@ export async function run(): Promise<void> {
   const trivial = rows[0]?.coldStartMs ?? 0
   const fallback = " (aws-lambda-ric is not built here: the cold starts are an import() loop's)"
   console.log(`runtime: ${runtimeKind}${runtimeKind === "aws-lambda-ric" ? "" : fallback}`)
+  console.log(`node started as Lambda starts it for ${memorySizeMb} MB: ${lambdaNodeFlags(memorySizeMb).join(" ")}`)
   printTable(
     ["function", "bundle", `cold start (median of ${COLD_STARTS})`, "over trivial", "import()", "peak RSS"],
     rows.map((row) => [
@@ -170,6 +178,7 @@ export async function run(): Promise<void> {
     measuredAt: new Date().toISOString(),
     node: process.version,
     runtime: runtimeKind,
+    nodeFlags: lambdaNodeFlags(memorySizeMb),
     rows,
     packages
   })

@@ -5,7 +5,7 @@
 // /var/runtime), when it is built here; otherwise a minimal loop that import()s the handler and speaks the same
 // protocol, and `runtimeKind` says so. Plain TypeScript that Node runs as is: bench/lambda.ts imports it too.
 import { type ChildProcess, spawn } from "node:child_process"
-import { existsSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { fileURLToPath } from "node:url"
@@ -159,6 +159,28 @@ for (;;) {
 }
 `
 
+/** The function's memory in MB, as template.yaml declares it (`MemorySize`), which Lambda gives the runtime. */
+export const memorySizeMb: number = Number(
+  /^\s*MemorySize:\s*(\d+)\s*$/m.exec(readFileSync(new URL("../template.yaml", import.meta.url), "utf8"))?.[1] ??
+    Number.NaN
+)
+
+/**
+ * The flags Lambda's Node runtime starts `node` with for a function of `memoryMb` (its /var/runtime/bootstrap, unless
+ * NODE_OPTIONS sets a heap size): `--expose-gc` and V8 heap limits from the memory size, a tenth of it for the young
+ * generation (three semi-spaces of which make half of that, 5 %), the rest for the old generation. For 512 MB:
+ * `--max-semi-space-size=8 --max-old-space-size=461`, where a Node process left to itself on a larger machine lets
+ * each semi-space grow to 16 MB. bench/README.md (Method) says where these figures come from.
+ */
+export const lambdaNodeFlags = (memoryMb: number): ReadonlyArray<string> => {
+  const newSpaceMb = Math.floor(memoryMb / 10)
+  return [
+    "--expose-gc",
+    `--max-semi-space-size=${Math.floor(newSpaceMb / 6)}`,
+    `--max-old-space-size=${memoryMb - newSpaceMb}`
+  ]
+}
+
 /** Options of {@link spawnRuntime}. */
 export interface RuntimeOptions {
   readonly api: RuntimeApi
@@ -184,7 +206,11 @@ export interface Runtime {
 /** Spawns the runtime ({@link runtimeKind}) for one function, polling `api`; it runs until killed. */
 export const spawnRuntime = (options: RuntimeOptions): Runtime => {
   const ric = ricPath()
-  const args = ric === undefined ? ["--input-type=module", "-e", IMPORT_LOOP] : [ric]
+  // Node started as Lambda starts it: the heap flags of the function's memory size, then the runtime.
+  const args = [
+    ...lambdaNodeFlags(memorySizeMb),
+    ...(ric === undefined ? ["--input-type=module", "-e", IMPORT_LOOP] : [ric])
+  ]
   const child = spawn(process.execPath, args, {
     env: {
       PATH: process.env.PATH ?? "",
@@ -193,7 +219,7 @@ export const spawnRuntime = (options: RuntimeOptions): Runtime => {
       _HANDLER: options.handler ?? "handler.handler",
       AWS_LAMBDA_FUNCTION_NAME: "walletgate",
       AWS_LAMBDA_FUNCTION_VERSION: "$LATEST",
-      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: "512",
+      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(memorySizeMb),
       AWS_LAMBDA_LOG_GROUP_NAME: "/aws/lambda/walletgate",
       AWS_LAMBDA_LOG_STREAM_NAME: "2026/01/01/[$LATEST]loopback",
       AWS_REGION: "us-east-1",
