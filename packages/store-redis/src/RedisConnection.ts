@@ -1,7 +1,8 @@
+import type { ConnectionOptions } from "node:tls"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { Cluster, Redis } from "ioredis"
+import { parseRedisUrl, type RedisClient } from "./internal/client"
 import { type Connection, connect, type RedisTarget } from "./internal/connection"
 
 /** How the Redis stores reach Redis and how long they wait for it. */
@@ -21,13 +22,14 @@ export interface RedisStoresSettings {
 
 /**
  * Options of {@link RedisConnection.layer} (and of `RedisStores.layer`): a `url`
- * (`redis://[[user]:password@]host[:port][/db]`, or `rediss://` for TLS), whose client the layer makes and quits;
- * or a `client` (ioredis `Redis` or `Cluster`) that the caller made and keeps owning.
+ * (`redis://[[user]:password@]host[:port][/db]`, or `rediss://` for TLS, with `tls` for extra TLS options such as a
+ * private `ca`), whose connection the layer opens and quits; or a `client` the caller made and keeps owning: anything
+ * with ioredis's `call(command, ...args)`, such as an ioredis `Redis` or `Cluster`.
  */
 export type RedisStoresOptions = RedisStoresSettings &
   (
-    | { readonly url: string; readonly client?: undefined }
-    | { readonly client: Redis | Cluster; readonly url?: undefined }
+    | { readonly url: string; readonly tls?: ConnectionOptions; readonly client?: undefined }
+    | { readonly client: RedisClient; readonly url?: undefined; readonly tls?: undefined }
   )
 
 const wholeMs = (name: string, value: number, maximum: number): number => {
@@ -61,7 +63,10 @@ export class RedisConnection extends Context.Service<
     const commandTimeoutMs = wholeMs("commandTimeoutMs", options.commandTimeoutMs ?? 1000, 60_000)
     const connectTimeoutMs = wholeMs("connectTimeoutMs", options.connectTimeoutMs ?? 1000, 60_000)
     const lockWaitMs = wholeMs("lockWaitMs", options.lockWaitMs ?? 30_000, 600_000)
-    const target: RedisTarget = options.client === undefined ? { url: options.url } : { client: options.client }
+    const target: RedisTarget =
+      options.client === undefined
+        ? { address: parseRedisUrl(options.url), tls: options.tls }
+        : { client: options.client }
     return Layer.effect(
       RedisConnection,
       Effect.map(connect({ target, keyPrefix, commandTimeoutMs, connectTimeoutMs }), (connection) => ({

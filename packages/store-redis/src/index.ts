@@ -1,6 +1,7 @@
 // `@walletgate/redis`: the shared connection, one layer per store (and the stores of phone sign-in together), and
 // `RedisStores.layer` for every store at once. Built one file per module with no work at import: a function that
 // imports only `RedisConnection` and `RedisSignInStores` bundles no other store and no chain code.
+export type { RedisClient } from "./internal/client"
 export { RedisConnection, type RedisStoresOptions, type RedisStoresSettings } from "./RedisConnection"
 export { type RedisStorePorts, RedisStores } from "./RedisStores"
 export { RedisAccountLocks } from "./stores/AccountLocks"

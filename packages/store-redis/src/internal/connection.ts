@@ -1,28 +1,23 @@
 import { createHash, randomBytes } from "node:crypto"
+import type { ConnectionOptions } from "node:tls"
 import { StoreUnavailable } from "@walletgate/core/state"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import { type Cluster, Redis } from "ioredis"
+import { openRedis, type RedisAddress, type RedisClient } from "./client"
 
 /**
- * A Lua script, run as a command ioredis defines on the client (`defineCommand`): it sends `EVALSHA`, and the
- * source only when the server has forgotten it (after a restart, a failover or `SCRIPT FLUSH`).
+ * A Lua script, run by its SHA-1 (`EVALSHA`), its source sent (`EVAL`) only when the server has forgotten it (after
+ * a restart, a failover or `SCRIPT FLUSH`).
  */
 export interface LuaScript {
-  /** The command's name on the client: walletgate's prefix and the script's SHA-1, so no two scripts share one. */
-  readonly name: string
+  /** The SHA-1 of the source, in hex, as Redis names the script. */
+  readonly sha: string
   readonly lua: string
 }
 
 /** Wraps Lua source as a {@link LuaScript}. */
-export const luaScript = (lua: string): LuaScript => ({
-  name: `walletgate_${createHash("sha1").update(lua).digest("hex")}`,
-  lua
-})
-
-/** A command `defineCommand` made: the number of keys, the keys, then the arguments. */
-type ScriptCommand = (numberOfKeys: number, ...keysAndArgs: ReadonlyArray<string | number>) => Promise<unknown>
+export const luaScript = (lua: string): LuaScript => ({ sha: createHash("sha1").update(lua).digest("hex"), lua })
 
 /** A fresh owner token (of an idempotency claim, of a lock): 128 random bits, so that no two holders share one. */
 export const ownerToken = (): string => randomBytes(16).toString("hex")
@@ -47,13 +42,18 @@ export interface Connection {
   /** Sends one plain command and decodes its reply, as {@link Connection.run} does. */
   readonly send: <A>(
     operation: string,
-    command: (client: Redis | Cluster) => Promise<unknown>,
+    command: (commands: Commands) => Promise<unknown>,
     reply: Schema.Decoder<A>
   ) => Effect.Effect<A, StoreUnavailable>
 }
 
-/** Where Redis is: a URL to make a client from, or a client the caller owns. */
-export type RedisTarget = { readonly url: string } | { readonly client: Redis | Cluster }
+/**
+ * Where Redis is: the address of a URL to make a client from (with extra TLS options for `rediss://`), or a client the caller
+ * made and owns (ioredis's `Redis` or `Cluster` fits {@link RedisClient}).
+ */
+export type RedisTarget =
+  | { readonly address: RedisAddress; readonly tls?: ConnectionOptions | undefined }
+  | { readonly client: RedisClient }
 
 /** Settings of {@link connect}, already checked. */
 export interface ConnectSettings {
@@ -63,66 +63,66 @@ export interface ConnectSettings {
   readonly connectTimeoutMs: number
 }
 
-// Up to 1 s between reconnection attempts, so that a restarted Redis is found again within a second.
-const reconnectDelay = (attempt: number): number => Math.min(attempt * 100, 1000)
+/** The commands the stores send, each resolving to Redis's reply as is, except `hgetall`'s (a record). */
+export interface Commands {
+  get(key: string): Promise<unknown>
+  set(key: string, value: string, ...options: Array<string | number>): Promise<unknown>
+  del(key: string): Promise<unknown>
+  hmget(key: string, ...fields: Array<string>): Promise<unknown>
+  hgetall(key: string): Promise<Record<string, string>>
+  hvals(key: string): Promise<unknown>
+  lrange(key: string, start: number, stop: number): Promise<unknown>
+}
 
 const reason = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
 
+// Upper-case names: ioredis then sends the command as is, without the reply transformers it keys by lower-case
+// name (which would turn HGETALL's field-value list into an object for its clients only).
+const commandsOf = (client: RedisClient): Commands => ({
+  get: (key) => client.call("GET", key),
+  set: (key, value, ...options) => client.call("SET", key, value, ...options),
+  del: (key) => client.call("DEL", key),
+  hmget: (key, ...fields) => client.call("HMGET", key, ...fields),
+  hgetall: (key) =>
+    client.call("HGETALL", key).then((reply) => {
+      if (!Array.isArray(reply) || reply.length % 2 !== 0) throw new Error("HGETALL did not answer field-value pairs")
+      const fields: Record<string, string> = {}
+      for (let i = 0; i < reply.length; i += 2) fields[String(reply[i])] = String(reply[i + 1])
+      return fields
+    }),
+  hvals: (key) => client.call("HVALS", key),
+  lrange: (key, start, stop) => client.call("LRANGE", key, start, stop)
+})
+
+// A Redis error reply starts with its code (RESP: "the first word … is the error prefix").
+const isNoScript = (error: unknown): boolean => error instanceof Error && error.message.startsWith("NOSCRIPT")
+
 const evaluate = (
-  client: Redis | Cluster,
+  client: RedisClient,
   script: LuaScript,
   keys: ReadonlyArray<string>,
   args: ReadonlyArray<string | number>
-): Promise<unknown> => {
-  // `defineCommand` adds the command as a method of the client, under a name no ioredis type can list.
-  const commands = client as unknown as Partial<Record<string, ScriptCommand>>
-  if (commands[script.name] === undefined) client.defineCommand(script.name, { lua: script.lua })
-  const command = commands[script.name]
-  if (command === undefined) return Promise.reject(new Error(`ioredis did not define ${script.name}`))
-  return command.call(client, keys.length, ...keys, ...args)
-}
+): Promise<unknown> =>
+  client
+    .call("EVALSHA", script.sha, keys.length, ...keys, ...args)
+    .catch((error: unknown) =>
+      isNoScript(error) ? client.call("EVAL", script.lua, keys.length, ...keys, ...args) : Promise.reject(error)
+    )
 
-const waitUntilReady = (client: Redis | Cluster, ms: number): Effect.Effect<boolean> =>
-  client.status === "ready"
-    ? Effect.succeed(true)
-    : Effect.callback<boolean>((resume) => {
-        const stop = () => {
-          clearTimeout(timer)
-          client.off("ready", onReady)
-        }
-        const onReady = () => {
-          stop()
-          resume(Effect.succeed(true))
-        }
-        const timer = setTimeout(() => {
-          stop()
-          resume(Effect.succeed(false))
-        }, ms)
-        client.once("ready", onReady)
-        return Effect.sync(stop)
-      })
-
-const ownClient = (url: string, settings: ConnectSettings) =>
+const ownClient = (address: RedisAddress, tls: ConnectionOptions | undefined, settings: ConnectSettings) =>
   Effect.acquireRelease(
-    Effect.sync(
-      () =>
-        new Redis(url, {
-          connectionName: "walletgate",
-          commandTimeout: settings.commandTimeoutMs,
-          connectTimeout: settings.connectTimeoutMs,
-          // Fail fast instead of queueing while Redis is away: a queued command would run later, after
-          // its caller was already told 503, and a resent one could apply twice.
-          enableOfflineQueue: false,
-          maxRetriesPerRequest: 0,
-          autoResendUnfulfilledCommands: false,
-          retryStrategy: reconnectDelay
-        })
-    ),
-    (client) =>
-      Effect.promise(() => client.quit().catch(() => undefined)).pipe(
-        Effect.timeoutOption(settings.commandTimeoutMs),
-        Effect.ensuring(Effect.sync(() => client.disconnect()))
+    Effect.sync(() => openRedis({ address, tls, connectTimeoutMs: settings.connectTimeoutMs, name: "walletgate" })),
+    (client) => Effect.promise(() => client.quit(settings.commandTimeoutMs))
+  ).pipe(
+    Effect.tap((client) =>
+      Effect.promise(() => client.ready(settings.connectTimeoutMs)).pipe(
+        Effect.flatMap((connected) =>
+          connected
+            ? Effect.void
+            : Effect.logWarning("walletgate: Redis is not reachable yet; state calls answer 503 until it is")
+        )
       )
+    )
   )
 
 /**
@@ -133,14 +133,8 @@ const ownClient = (url: string, settings: ConnectSettings) =>
 export const connect = (settings: ConnectSettings): Effect.Effect<Connection, never, Scope.Scope> =>
   Effect.gen(function* () {
     const { target } = settings
-    const client = "client" in target ? target.client : yield* ownClient(target.url, settings)
-    // Connection errors surface as failed calls; without a listener ioredis would print each one.
-    const ignore = () => undefined
-    client.on("error", ignore)
-    if ("client" in target) yield* Effect.addFinalizer(() => Effect.sync(() => client.off("error", ignore)))
-    if (!(yield* waitUntilReady(client, settings.connectTimeoutMs))) {
-      yield* Effect.logWarning("walletgate: Redis is not reachable yet; state calls answer 503 until it is")
-    }
+    const client = "client" in target ? target.client : yield* ownClient(target.address, target.tls, settings)
+    const commands = commandsOf(client)
 
     const bounded = <A>(
       operation: string,
@@ -169,6 +163,6 @@ export const connect = (settings: ConnectSettings): Effect.Effect<Connection, ne
       keyPrefix: settings.keyPrefix,
       run: (operation, script, keys, args, reply) =>
         bounded(operation, () => evaluate(client, script, keys, args), reply),
-      send: (operation, command, reply) => bounded(operation, () => command(client), reply)
+      send: (operation, command, reply) => bounded(operation, () => command(commands), reply)
     }
   })
