@@ -11,6 +11,8 @@ export interface RedisServer {
   readonly port: number
   /** `redis://127.0.0.1:<port>`. */
   readonly url: string
+  /** The TLS port, when started with {@link RedisServerOptions.tls}. */
+  readonly tlsPort: number | undefined
   /** Kills the server as a crash would (SIGKILL) and waits for it to exit. */
   crash(): Promise<void>
   /** Suspends the server (SIGSTOP): connections stay open and nothing is answered. */
@@ -27,6 +29,8 @@ export interface RedisServer {
 export interface RedisServerOptions {
   /** Run as a one-node Redis Cluster owning every slot, so that cross-slot scripts are refused. */
   readonly cluster?: boolean
+  /** Also serve TLS on another free port, with this certificate and key (PEM files); clients need no certificate. */
+  readonly tls?: { readonly certFile: string; readonly keyFile: string }
 }
 
 const INSTALL_HINT =
@@ -69,12 +73,19 @@ export const startRedisServer = async (options: RedisServerOptions = {}): Promis
   if (probe.error !== undefined || probe.status !== 0) throw new Error(INSTALL_HINT)
 
   const dir = mkdtempSync(join(tmpdir(), "walletgate-redis-"))
+  const tlsPort = options.tls === undefined ? undefined : await freePort()
   const args = (port: number) => [
     ...["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
     // A lone cluster node does not know its own address; unannounced, CLUSTER SLOTS names no host.
     ...(options.cluster === true
       ? ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-announce-ip", "127.0.0.1"]
-      : [])
+      : []),
+    ...(options.tls === undefined || tlsPort === undefined
+      ? []
+      : [
+          ...["--tls-port", String(tlsPort), "--tls-cert-file", options.tls.certFile],
+          ...["--tls-key-file", options.tls.keyFile, "--tls-auth-clients", "no"]
+        ])
   ]
 
   let child: ChildProcess | undefined
@@ -134,6 +145,7 @@ export const startRedisServer = async (options: RedisServerOptions = {}): Promis
   return {
     port,
     url: `redis://127.0.0.1:${port}`,
+    tlsPort,
     crash: async () => {
       if (child === undefined) return
       child.kill("SIGKILL")
