@@ -41,8 +41,6 @@ export const bundleOptions = (name: FunctionName): BuildOptions & { metafile: tr
   treeShaking: true,
   metafile: true,
   external: [...builtinModules, "node:*"],
-  // ioredis is CommonJS: its require() of Node's builtins needs a require in the ES module.
-  banner: { js: 'import { createRequire } from "node:module"; const require = createRequire(import.meta.url);' },
   logLevel: "warning",
   // The packages' dist imports its shared chunks bare (`import "./chunk-….js"`) besides importing names from them;
   // under their `sideEffects: false` (true: no module of them does work at import) esbuild drops those bare imports,
