@@ -72,6 +72,8 @@ export interface Commands {
   hgetall(key: string): Promise<Record<string, string>>
   hvals(key: string): Promise<unknown>
   lrange(key: string, start: number, stop: number): Promise<unknown>
+  sadd(key: string, ...members: Array<string>): Promise<unknown>
+  smembers(key: string): Promise<unknown>
 }
 
 const reason = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
@@ -91,7 +93,9 @@ const commandsOf = (client: RedisClient): Commands => ({
       return fields
     }),
   hvals: (key) => client.call("HVALS", key),
-  lrange: (key, start, stop) => client.call("LRANGE", key, start, stop)
+  lrange: (key, start, stop) => client.call("LRANGE", key, start, stop),
+  sadd: (key, ...members) => client.call("SADD", key, ...members),
+  smembers: (key) => client.call("SMEMBERS", key)
 })
 
 // A Redis error reply starts with its code (RESP: "the first word … is the error prefix").
