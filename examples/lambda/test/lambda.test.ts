@@ -10,12 +10,7 @@ import { createServer, type Server } from "node:http"
 import { type AddressInfo, createConnection, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { ClientStore } from "@walletgate/core"
-import { hashClientSecret } from "@walletgate/core/auth"
 import type { LambdaHttpResult } from "@walletgate/lambda"
-import { RedisStores } from "@walletgate/redis"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import type { Hash } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { eventFor } from "../../../packages/adapter-lambda/test/events"
@@ -26,6 +21,7 @@ import {
   type SharedDevnet,
   sharedDevnet
 } from "../../../packages/core/test/devnet/shared"
+import { phoneTestApp, registerApps } from "../../../packages/store-redis/test/apps"
 import { type RedisServer, startRedisServer } from "../../../packages/store-redis/test/redis-server"
 import { buildDir, buildHandlers } from "../scripts/build"
 import { type Answer, type Runtime, type RuntimeApi, runtimeKind, spawnRuntime, startRuntimeApi } from "./runtimeApi"
@@ -100,16 +96,7 @@ describe(`examples/lambda under ${runtimeKind}${runtimeKind === "aws-lambda-ric"
     bundler = await startRpcProxy(devnet.bundlerUrl)
     sms = await startSmsWebhook()
     // The operator registers the app once, in the Redis every container reads.
-    await Effect.runPromise(
-      ClientStore.use((store) =>
-        store.save({
-          clientId: APP.clientId,
-          secretHash: hashClientSecret(APP.clientSecret),
-          providers: ["phone"],
-          testMode: true
-        })
-      ).pipe(Effect.provide(Layer.fresh(RedisStores.layer({ url: redis.url }))))
-    )
+    await registerApps({ url: redis.url }, [phoneTestApp(APP)])
     monitor = await monitorRedis(redis.port)
     api = await startRuntimeApi()
     const paymaster = devnet.network.erc4337?.paymaster

@@ -1,6 +1,5 @@
 import { generateKeyPairSync } from "node:crypto"
 import {
-  ClientStore,
   composeGateway,
   embeddedPorts,
   embeddedSignInPorts,
@@ -9,15 +8,15 @@ import {
   phoneSignIn,
   SigningKeys
 } from "@walletgate/core"
-import { hashClientSecret } from "@walletgate/core/auth"
 import { deriveOwnerKey, identitySafe, testUserIdentity } from "@walletgate/core/chain"
 import { SmsOutbox } from "@walletgate/core/testing"
 import { RedisConnection, RedisSignInStores, RedisStores } from "@walletgate/redis"
-import { Layer, ManagedRuntime } from "effect"
+import { Layer } from "effect"
 import { keccak256, parseEther, toHex } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshMasterSecret, type SharedDevnet, sharedDevnet } from "../../core/test/devnet/shared"
+import { phoneTestApp, registerApps } from "./apps"
 import { eventually, type Served, SIGN_IN, serve, VERIFY } from "./http"
 import { type RedisServer, startRedisServer } from "./redis-server"
 
@@ -216,21 +215,7 @@ describe("two gateways on one Redis and one chain", () => {
   beforeAll(async () => {
     chain = await sharedDevnet()
     // Apps live in Redis now: register the app once, for every instance.
-    const admin = ManagedRuntime.make(RedisStores.layer({ url: server.url, keyPrefix }))
-    try {
-      await admin.runPromise(
-        ClientStore.use((store) =>
-          store.save({
-            clientId: client.clientId,
-            secretHash: hashClientSecret(client.clientSecret),
-            providers: ["phone"],
-            testMode: true
-          })
-        )
-      )
-    } finally {
-      await admin.dispose()
-    }
+    await registerApps({ url: server.url, keyPrefix }, [phoneTestApp(client)])
     const signingKey = generateKeyPairSync("ed25519").privateKey.export({ format: "pem", type: "pkcs8" }).toString()
     for (let i = 0; i < 2; i++) {
       const gateway = makeGateway({

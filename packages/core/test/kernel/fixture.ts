@@ -23,9 +23,10 @@ import type { KernelTxOptions } from "@walletgate/core/kernel"
 import { type ApiKeyRecord, type AutomationAccount, automationSafe, type PayoutPlan } from "@walletgate/core/payout"
 import { RedisStores } from "@walletgate/redis"
 import type { Logger } from "effect"
-import { Effect, Layer } from "effect"
+import { Layer } from "effect"
 import type { Address } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
+import { registerApps } from "../../../store-redis/test/apps"
 import { startDevnet } from "../../src/devnet/devnet"
 import { startRpcProxy } from "../devnet/rpcProxy"
 import {
@@ -148,13 +149,7 @@ export const startKernelFixture = async (
     ...(extra.apps ?? [])
   ]
   const redis = extra.redis === undefined ? undefined : RedisStores.layer(extra.redis)
-  if (redis !== undefined) {
-    await Effect.runPromise(
-      Effect.forEach(apps, (app) => ClientStore.use((store) => store.save(app))).pipe(
-        Effect.provide(Layer.fresh(redis))
-      )
-    )
-  }
+  if (extra.redis !== undefined) await registerApps(extra.redis, apps)
   const gateway: Gateway = makeGateway({
     ports: Layer.mergeAll(
       embeddedPorts({

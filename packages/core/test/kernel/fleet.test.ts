@@ -6,14 +6,11 @@
 // worker's devnet, the wallets this file's own (a fresh master secret).
 import type { ChildProcess } from "node:child_process"
 import { generateKeyPairSync } from "node:crypto"
-import { ClientStore } from "@walletgate/core"
-import { hashClientSecret } from "@walletgate/core/auth"
 import { deriveOwnerKey, identitySafe, testUserIdentity } from "@walletgate/core/chain"
-import { RedisStores } from "@walletgate/redis"
-import { Effect, Layer } from "effect"
 import type { Address, Hash } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { phoneTestApp, registerApps } from "../../../store-redis/test/apps"
 import { type RedisServer, startRedisServer } from "../../../store-redis/test/redis-server"
 import { freshAddress, userOperationEvents } from "../devnet/shared"
 import { devnetNetwork, startPayoutDevnet } from "../payout/fixture"
@@ -70,16 +67,7 @@ describe("three gateway processes on one Redis, one chain and one bundler", { ta
   beforeAll(async () => {
     ;[chain, redis] = await Promise.all([startPayoutDevnet(), startRedisServer()])
     // The app, registered once in Redis for every process.
-    await Effect.runPromise(
-      ClientStore.use((store) =>
-        store.save({
-          clientId: CLIENT.clientId,
-          secretHash: hashClientSecret(CLIENT.clientSecret),
-          providers: ["phone"],
-          testMode: true
-        })
-      ).pipe(Effect.provide(Layer.fresh(RedisStores.layer({ url: redis.url, keyPrefix: PREFIX }))))
-    )
+    await registerApps({ url: redis.url, keyPrefix: PREFIX }, [phoneTestApp(CLIENT)])
     // One signing key for the fleet: a token issued by one process is accepted by the others.
     const signingKey = generateKeyPairSync("ed25519").privateKey.export({ format: "pem", type: "pkcs8" }).toString()
     bases.push(...(await Promise.all(Array.from({ length: GATEWAYS }, () => startGateway(signingKey)))))

@@ -1,4 +1,4 @@
-import { TransactionLog } from "@walletgate/core"
+import { type App, TransactionLog } from "@walletgate/core"
 import { hashClientSecret } from "@walletgate/core/auth"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -12,6 +12,13 @@ type Answer = Awaited<ReturnType<Fixture["call"]>>
 
 /** A second app of the deployment: it must never see the first app's transactions. */
 const OTHER_CLIENT = { clientId: "wgc_other", clientSecret: "wgs_other_secret" }
+/** That app, granted `tel` in test mode as the first one is. */
+const OTHER_APP: App = {
+  clientId: OTHER_CLIENT.clientId,
+  secretHash: hashClientSecret(OTHER_CLIENT.clientSecret),
+  providers: ["tel"],
+  testMode: true
+}
 
 /**
  * A client that speaks as Paymagic's Patch Wallet SDK does: `POST /v1/auth` with JSON credentials, the token as
@@ -108,14 +115,7 @@ describe.each([
     beforeAll(async () => {
       f = await startKernelFixture({
         grants: ["tel"],
-        apps: [
-          {
-            clientId: OTHER_CLIENT.clientId,
-            secretHash: hashClientSecret(OTHER_CLIENT.clientSecret),
-            providers: ["tel"],
-            testMode: true
-          }
-        ],
+        apps: [OTHER_APP],
         kernel: { clientStatuses: "patch", resolver: { access: "open" } },
         ...(redis ? { redis: { url: redisServer.url, keyPrefix: `patch:${profile.length}:` } } : {})
       })
@@ -298,14 +298,7 @@ describe("a bundle's transaction hash, shared by operations of two apps (anvil +
   beforeAll(async () => {
     f = await startKernelFixture({
       grants: ["tel"],
-      apps: [
-        {
-          clientId: OTHER_CLIENT.clientId,
-          secretHash: hashClientSecret(OTHER_CLIENT.clientSecret),
-          providers: ["tel"],
-          testMode: true
-        }
-      ],
+      apps: [OTHER_APP],
       kernel: { clientStatuses: "patch" },
       ports: () => Layer.succeed(TransactionLog, log)
     })
