@@ -9,6 +9,7 @@ import {
   createClient,
   getAddress,
   type Hash,
+  type Hex,
   http,
   RpcRequestError,
   rpcSchema,
@@ -21,6 +22,9 @@ import {
   type UserOperation,
   type UserOperationReceipt
 } from "viem/account-abstraction"
+import { CallReverted } from "./errors"
+import { bundlerOutcome, operationOutcomes } from "./outcomes"
+import { decodeRevertReason } from "./revertReason"
 
 /** A v0.7 user operation, ready to send (signature included). */
 export type UserOperation07 = UserOperation<"0.7">
@@ -35,8 +39,8 @@ export interface UserOperationGasEstimate {
 }
 
 /**
- * The bundler answered with a JSON-RPC error: it refused the operation (invalid signature or nonce, `AA25`,
- * `AA10`, "already known", a reverting estimate, …). Its `code` and `message` are the bundler's, for the log.
+ * The bundler refused what the request makes the operation be (`AA21` prefund, `AA25` nonce, `AA10`, "already known",
+ * invalid fields, …: `validation_refused` in `operationOutcomes`). Its `code` and `message` are the bundler's, for the log.
  */
 export class BundlerRejected extends Schema.TaggedError<BundlerRejected>()("BundlerRejected", {
   chainId: Schema.Number,
@@ -46,7 +50,8 @@ export class BundlerRejected extends Schema.TaggedError<BundlerRejected>()("Bund
 }) {}
 
 /**
- * The bundler did not answer, or no bundler serves the chain. After `eth_sendUserOperation` this means "unknown":
+ * The bundler did not answer, answered malformed or failed in itself (any code `operationOutcomes` does not name), or
+ * no bundler serves the chain. After `eth_sendUserOperation` this means "unknown":
  * the operation may have been accepted; re-sending the same signed operation is safe (it executes at most once).
  */
 export class BundlerUnavailable extends Schema.TaggedError<BundlerUnavailable>()("BundlerUnavailable", {
@@ -55,8 +60,19 @@ export class BundlerUnavailable extends Schema.TaggedError<BundlerUnavailable>()
   cause: Schema.String
 }) {}
 
-/** A bundler's errors. */
-export type BundlerError = BundlerRejected | BundlerUnavailable
+/**
+ * The bundler refused the gateway's own part of an operation, not the caller's: its paymaster's sponsorship or deposit
+ * (AA3x), the reputation or stake of its entities, the bundle. Nothing was accepted; the operator must act.
+ */
+export class BundlerRefusedSetup extends Schema.TaggedError<BundlerRefusedSetup>()("BundlerRefusedSetup", {
+  chainId: Schema.Number,
+  method: Schema.String,
+  code: Schema.Number,
+  message: Schema.String
+}) {}
+
+/** A bundler's errors, classified by `operationOutcomes`; its estimate may show the execution reverts. */
+export type BundlerError = BundlerRejected | BundlerRefusedSetup | BundlerUnavailable | CallReverted
 
 /** The ERC-7769 bundler of each network: the engine that includes user operations, their nonces and fees. */
 export class Bundler extends Context.Service<
@@ -125,7 +141,7 @@ export const makeJsonRpcBundler = (endpoints: ReadonlyArray<BundlerEndpoint>): B
         const rejected = error instanceof BaseError ? error.walk((e) => e instanceof RpcRequestError) : null
         if (rejected instanceof RpcRequestError) {
           const details = rejected.details === "" ? rejected.shortMessage : rejected.details
-          return new BundlerRejected({ chainId, method, code: rejected.code, message: details })
+          return bundlerRefusal({ chainId, method, code: rejected.code, message: details })
         }
         return new BundlerUnavailable({ chainId, method, cause: describe(error) })
       }
@@ -171,6 +187,36 @@ export const makeJsonRpcBundler = (endpoints: ReadonlyArray<BundlerEndpoint>): B
         }
       })
   })
+}
+
+/** A bundler's JSON-RPC error as the tagged error of its row of `operationOutcomes`. */
+const bundlerRefusal = (refusal: {
+  readonly chainId: number
+  readonly method: string
+  readonly code: number
+  readonly message: string
+}): BundlerError => {
+  const outcome = bundlerOutcome(refusal.code, refusal.message)
+  switch (operationOutcomes[outcome].error) {
+    case "CallReverted":
+      return new CallReverted({ index: -1, reason: executionRevertReason(refusal.message) })
+    case "BundlerRejected":
+      return new BundlerRejected(refusal)
+    case "BundlerRefusedSetup":
+      return new BundlerRefusedSetup(refusal)
+    default:
+      return new BundlerUnavailable({
+        chainId: refusal.chainId,
+        method: refusal.method,
+        cause: `error ${refusal.code}: ${refusal.message.slice(0, 120)}`
+      })
+  }
+}
+
+/** The revert reason in an estimate's "execution reverted" message: its revert data decoded, when it has some. */
+const executionRevertReason = (message: string): string => {
+  const data = /\b0x(?:[0-9a-fA-F]{2})+\b/.exec(message.slice(0, 4_096))?.[0]
+  return data === undefined ? "execution reverted" : decodeRevertReason(data as Hex)
 }
 
 /** Pimlico's status method, which alto serves beside ERC-7769's. */

@@ -16,11 +16,12 @@ import type { StoreUnavailable } from "../state/errors"
 import type { GasHold } from "../state/GasLedger"
 import { type IdempotencyInFlight, OperationLink } from "../state/IdempotencyStore"
 import { isFinalStatus, TransactionLog, type TxOutcome, type TxRecord } from "../state/TransactionLog"
-import { Bundler, type BundlerError, type UserOperation07 } from "./Bundler"
+import { Bundler, type BundlerError, BundlerRejected, type UserOperation07 } from "./Bundler"
 import { CallReverted, type ChainUnavailable, GasPriceAboveCap, UnsupportedChain } from "./errors"
 import { type AccountIdentity, accountSalt } from "./identity"
 import { KeyVault } from "./KeyVault"
 import { type Network, rpc, withinDeadline } from "./networks"
+import { haltedReason, insufficientBalanceReason } from "./outcomes"
 import { decodeRevertReason } from "./revertReason"
 import { SpendPolicy } from "./SpendPolicy"
 import { canonicalSafe4337Contracts, type SafeAccount, type SafeCall, safeAccount } from "./safeAccount"
@@ -28,6 +29,7 @@ import {
   type AccountChainState,
   capFees,
   prepareSafeOperation,
+  randomNonceKey,
   readAccountChainState,
   simulateBatch
 } from "./safeOperation"
@@ -159,6 +161,8 @@ export class UserOperations extends Context.Service<
         const spend = yield* SpendPolicy
         const deployWaitMs = options.deployWaitMs ?? 30_000
 
+        const newRecordId = Effect.provideService(randomUuid, SecureRandom, random)
+
         const accountOf = (identity: AccountIdentity) =>
           vault.owner(identity).pipe(Effect.map((owner) => identitySafe(owner.address, identity)))
 
@@ -175,16 +179,34 @@ export class UserOperations extends Context.Service<
               simulateBatch(network.publicClient, account.address, calls)
             ])
           ).pipe(
-            Effect.flatMap(([state, simulated]) =>
-              simulated.revert === undefined
-                ? Effect.succeed({ state, executionGas: simulated.gasUsed })
-                : Effect.fail(
-                    new CallReverted({
-                      index: simulated.revert.index,
-                      reason: decodeRevertReason(simulated.revert.data)
-                    })
-                  )
-            )
+            Effect.flatMap(([state, simulated]) => {
+              if (simulated.insufficientFunds) return lackingBalance(network, account.address, calls)
+              const revert = simulated.revert
+              if (revert === undefined) return Effect.succeed({ state, executionGas: simulated.gasUsed })
+              const reason = revert.halted ? haltedReason : decodeRevertReason(revert.data)
+              return Effect.fail(new CallReverted({ index: revert.index, reason }))
+            })
+          )
+
+        /**
+         * The call that sends more ETH than the Safe holds: the first whose value, with the values before it, is above
+         * the balance (the batch as a whole when the calls spend the ETH otherwise). Retrying never helps until the
+         * wallet is funded, so it is the caller's `call_reverted`, never a node's 503.
+         */
+        const lackingBalance = (network: Network, address: Address, calls: ReadonlyArray<SafeCall>) =>
+          rpc(network, "getBalance", () => network.publicClient.getBalance({ address })).pipe(
+            Effect.flatMap((balance) => {
+              let needs = 0n
+              const index = calls.findIndex((call) => {
+                needs += call.value
+                return needs > balance
+              })
+              return Effect.fail(
+                index < 0
+                  ? new CallReverted({ index: -1, reason: `insufficient balance: holds ${balance} wei` })
+                  : new CallReverted({ index, reason: insufficientBalanceReason(needs, balance) })
+              )
+            })
           )
 
         const isDeployed = (network: Network, address: Address) =>
@@ -192,18 +214,23 @@ export class UserOperations extends Context.Service<
             Effect.map((code) => code !== undefined && code !== "0x")
           )
 
-        // Waits, within the request, until the Safe has code: what the next operations of the account need.
+        // Waits, within the request, until the Safe has code: what the next operations of the account need. False
+        // when it has none within `deployWaitMs`.
         const awaitDeployment = (network: Network, address: Address) =>
           Effect.gen(function* () {
             while (!(yield* isDeployed(network, address))) {
               yield* Effect.sleep(network.publicClient.pollingInterval)
             }
+            return true
           }).pipe(
             withinDeadline(network, "awaitDeployment", deployWaitMs),
             Effect.catch((error) =>
               Effect.logWarning(
                 "walletgate: the deploying operation is not included yet; the deploy lock is freed"
-              ).pipe(Effect.annotateLogs({ network: network.slug, account: address, cause: error.cause }))
+              ).pipe(
+                Effect.annotateLogs({ network: network.slug, account: address, cause: error.cause }),
+                Effect.as(false)
+              )
             )
           )
 
@@ -214,13 +241,16 @@ export class UserOperations extends Context.Service<
           state: AccountChainState,
           intent: OperationIntent,
           approveGas: ((gas: bigint) => Effect.Effect<GasHold | undefined, E, R>) | undefined,
-          nonce: OperationNonce | undefined
+          nonce: OperationNonce | undefined,
+          /** The record's id and the operation's nonce when the caller chose them (see {@link RecordSlot}). */
+          recordAs?: RecordSlot
         ) =>
           Effect.gen(function* () {
             const settings = yield* settingsOf(network)
             const fees = capFees(state.fees, state.baseFeePerGas, settings.feeCaps)
             if (fees === undefined) return yield* new GasPriceAboveCap({ network: network.slug })
             const owner = yield* vault.owner(identity)
+            const opNonce = nonce ?? recordAs?.nonce
             let hold: GasHold | undefined
             const prepared = yield* prepareSafeOperation({
               chainId: network.chainId,
@@ -229,7 +259,7 @@ export class UserOperations extends Context.Service<
               deployed: state.deployed,
               fees,
               signers: [owner],
-              ...(nonce === undefined ? {} : { nonceKey: nonce.key, nonceSequence: nonce.sequence }),
+              ...(opNonce === undefined ? {} : { nonceKey: opNonce.key, nonceSequence: opNonce.sequence }),
               ...(settings.sponsor === undefined
                 ? {}
                 : {
@@ -269,7 +299,7 @@ export class UserOperations extends Context.Service<
                 return same
               }
             }
-            const id = yield* Effect.provideService(randomUuid, SecureRandom, random)
+            const id = recordAs?.id ?? (yield* newRecordId)
             const now = yield* Clock.currentTimeMillis
             const record: TxRecord = {
               id,
@@ -291,14 +321,17 @@ export class UserOperations extends Context.Service<
             // operation can execute it only once (the EntryPoint's nonce).
             yield* log.save(record).pipe(Effect.tapError(() => giveBack))
             // Linked to the request's Idempotency-Key before it is sent; if it cannot be linked, nothing is sent.
-            yield* (yield* OperationLink)
-              .link({ id, txHash: prepared.hash })
-              .pipe(Effect.tapError(() => log.discard(id).pipe(Effect.ignore, Effect.andThen(giveBack))))
+            if (recordAs?.linked !== true) {
+              yield* (yield* OperationLink)
+                .link({ id, txHash: prepared.hash })
+                .pipe(Effect.tapError(() => log.discard(id).pipe(Effect.ignore, Effect.andThen(giveBack))))
+              if (recordAs !== undefined) recordAs.linked = true
+            }
             const sent = yield* bundler
               .sendUserOperation(network.chainId, prepared.op, account.contracts.entryPoint)
               .pipe(Effect.result)
             if (Result.isFailure(sent)) {
-              if (sent.failure._tag === "BundlerRejected") {
+              if (sent.failure._tag !== "BundlerUnavailable") {
                 // The bundler refused it: it was not accepted, so it cannot be included by this send.
                 yield* log.discard(id)
                 yield* giveBack
@@ -346,6 +379,11 @@ export class UserOperations extends Context.Service<
                   submission.nonce
                 )
               }
+              const recordAs: RecordSlot = {
+                id: yield* newRecordId,
+                linked: false,
+                nonce: submission.nonce ?? { key: randomNonceKey(), sequence: 0n }
+              }
               const record = yield* send(
                 network,
                 identity,
@@ -353,7 +391,34 @@ export class UserOperations extends Context.Service<
                 state,
                 intent,
                 submission.approveGas,
-                submission.nonce
+                submission.nonce,
+                recordAs
+              ).pipe(
+                Effect.catch((refusal) =>
+                  Effect.gen(function* () {
+                    // AA10: the Safe was deployed (or another deploying operation waits in the bundler) after it was
+                    // read; this deploying operation can never be valid. Once the Safe has code, the same calls are
+                    // signed again without the deployment, under the same record id (linked to the Idempotency-Key
+                    // if the refusal came from the send) and the same nonce. Safe from double-sending: the refused operation was never
+                    // accepted by the bundler (its record was discarded), so the new one is the only one that can
+                    // execute; and both carry one nonce, which the EntryPoint uses once.
+                    const aa10 = refusal instanceof BundlerRejected && /\bAA10\b/.test(refusal.message)
+                    if (!aa10 || !(yield* awaitDeployment(network, account.address))) return yield* Effect.fail(refusal)
+                    yield* Effect.logInfo("walletgate: the Safe was deployed meanwhile; signed again without it").pipe(
+                      Effect.annotateLogs({ network: network.slug, account: account.address })
+                    )
+                    return yield* send(
+                      network,
+                      identity,
+                      account,
+                      { ...state, deployed: true },
+                      intent,
+                      submission.approveGas,
+                      submission.nonce,
+                      recordAs
+                    )
+                  })
+                )
               )
               yield* awaitDeployment(network, account.address)
               return record
@@ -510,6 +575,17 @@ export class UserOperations extends Context.Service<
         return UserOperations.of({ accountOf, submit, resend, status })
       })
     )
+}
+
+/**
+ * The record id and nonce chosen for a deploying operation before it is prepared, so that, refused with AA10, the same
+ * calls are signed again under them; `linked` turns true once the id is linked to the request's Idempotency-Key (a
+ * claim links once: the second operation must not link again).
+ */
+interface RecordSlot {
+  readonly id: string
+  readonly nonce: OperationNonce
+  linked: boolean
 }
 
 /** How far back the node's logs are searched for an operation recorded without `sentAfterBlock`. */

@@ -1,6 +1,7 @@
 import * as Schema from "effect/Schema"
 import type { ProblemSlice } from "../internal/problem"
-import type { BundlerRejected, BundlerUnavailable } from "./Bundler"
+import type { BundlerRefusedSetup, BundlerRejected, BundlerUnavailable } from "./Bundler"
+import { bundlerReason } from "./outcomes"
 
 /** The request names a chain this gateway does not serve. */
 export class UnsupportedChain extends Schema.TaggedError<UnsupportedChain>()("UnsupportedChain", {
@@ -62,18 +63,10 @@ export type ChainError =
   | GasPriceAboveCap
   | ChainUnavailable
   | BundlerRejected
+  | BundlerRefusedSetup
   | BundlerUnavailable
 
-/**
- * The ERC-4337 reason code (`AA21 didn't pay prefund`, …) in a bundler's message, at most 80 characters of it;
- * `refused` when it has none. The rest of the message (addresses, the operation) goes to the log only.
- */
-export const bundlerReason = (message: string): string => {
-  const found = /\bAA\d\d\b[ \w'.,-]*/.exec(message)
-  return found === null ? "refused" : found[0].trim().slice(0, 80)
-}
-
-/** How the chain layer's errors are answered. */
+/** How the chain layer's errors are answered; which outcome is which error is `operationOutcomes` (outcomes.ts). */
 export const chainProblems: ProblemSlice<ChainError> = {
   UnsupportedChain: {
     status: 400,
@@ -126,8 +119,16 @@ export const chainProblems: ProblemSlice<ChainError> = {
     code: "operation_rejected",
     title: "Operation rejected",
     detail: (e) =>
-      `The bundler refused the operation (${bundlerReason(e.message)}); nothing was executed. A self-paid wallet needs ETH for its gas.`,
-    extensions: (e) => ({ reason: bundlerReason(e.message) })
+      `The bundler refused the operation (${bundlerReason(e.message, e.code)}); nothing was executed. A self-paid wallet needs ETH for its gas.`,
+    extensions: (e) => ({ reason: bundlerReason(e.message, e.code) })
+  },
+  BundlerRefusedSetup: {
+    status: 502,
+    code: "upstream_refused",
+    title: "Refused upstream",
+    detail: (e) =>
+      `The network's bundler refused the gateway's own part of the operation (${bundlerReason(e.message, e.code)}); nothing was executed. The operator must act; retrying will not help until then.`,
+    extensions: (e) => ({ reason: bundlerReason(e.message, e.code) })
   },
   BundlerUnavailable: {
     status: 503,

@@ -5,6 +5,7 @@ export {
   Bundler,
   type BundlerEndpoint,
   type BundlerError,
+  BundlerRefusedSetup,
   BundlerRejected,
   BundlerUnavailable,
   makeJsonRpcBundler,
@@ -12,7 +13,6 @@ export {
 } from "./Bundler"
 export { CHAIN_NAMES, chainIdOfName } from "./chainNames"
 export {
-  bundlerReason,
   CallReverted,
   type ChainError,
   ChainUnavailable,
@@ -38,6 +38,7 @@ export {
   type NetworkConfig,
   Networks
 } from "./networks"
+export { bundlerReason, type OperationOutcome, type OutcomeRow, operationOutcomes } from "./outcomes"
 export {
   type GasPayer,
   liveSpendLimits,

@@ -1,5 +1,14 @@
 import * as Effect from "effect/Effect"
-import { type Address, type Hash, type Hex, type LocalAccount, parseEventLogs, size } from "viem"
+import {
+  type Address,
+  BaseError,
+  type Hash,
+  type Hex,
+  InsufficientFundsError,
+  type LocalAccount,
+  parseEventLogs,
+  size
+} from "viem"
 import { entryPoint07Abi, getUserOperationHash, type UserOperationReceipt } from "viem/account-abstraction"
 import { Bundler, type BundlerError, type UserOperation07 } from "./Bundler"
 import type { NetworkReads } from "./networkClient"
@@ -228,7 +237,7 @@ export const prepareSafeOperation = <E = never, R = never>(
         })),
         // alto 0.0.20 sometimes refuses a sponsored estimate ("AA30 paymaster not deployed") although the
         // paymaster is deployed: estimate the same calls self-paid instead.
-        Effect.catchTag("BundlerRejected", () => selfPaidEstimate)
+        Effect.catchTags({ BundlerRejected: () => selfPaidEstimate, BundlerRefusedSetup: () => selfPaidEstimate })
       )
     })
 
@@ -306,6 +315,11 @@ export interface BatchRevert {
   readonly index: number
   /** The call's revert data (`0x` when it gave none). */
   readonly data: Hex
+  /**
+   * The call halted exceptionally (out of gas, an invalid opcode): no revert data and all the gas it was given used,
+   * which a revert never uses.
+   */
+  readonly halted: boolean
 }
 
 /** What simulating a batch's calls in sequence shows: the first that reverts, if any, and the gas they used. */
@@ -313,6 +327,11 @@ export interface BatchSimulation {
   readonly revert: BatchRevert | undefined
   /** The gas the calls used one after another: a lower bound of the operation's execution gas. */
   readonly gasUsed: bigint
+  /**
+   * The node refused the simulation because a call sends more ETH than `sender` holds by then (nodes answer this for
+   * the whole simulation, not per call); `revert` is then undefined.
+   */
+  readonly insufficientFunds: boolean
 }
 
 /**
@@ -328,16 +347,29 @@ export const simulateBatch = async (
   blockNumber?: bigint
 ): Promise<BatchSimulation> => {
   // One simulated block of the calls, each from `sender` (viem's `simulateCalls` adds asset tracing on top of this).
-  const [block] = await client.simulateBlocks({
-    blocks: [{ calls: calls.map((call) => ({ from: sender, to: call.to, value: call.value, data: call.data })) }],
-    ...(blockNumber === undefined ? {} : { blockNumber })
-  })
+  const simulated = await client
+    .simulateBlocks({
+      blocks: [{ calls: calls.map((call) => ({ from: sender, to: call.to, value: call.value, data: call.data })) }],
+      ...(blockNumber === undefined ? {} : { blockNumber })
+    })
+    .catch((error: unknown) => {
+      // viem names the node's "insufficient funds" answer (geth, anvil, reth) InsufficientFundsError.
+      if (error instanceof BaseError && error.walk((e) => e instanceof InsufficientFundsError) !== null)
+        return undefined
+      throw error
+    })
+  if (simulated === undefined) return { revert: undefined, gasUsed: 0n, insufficientFunds: true }
+  const [block] = simulated
   if (block === undefined) throw new Error("eth_simulateV1 answered no block")
   const results = block.calls
   const gasUsed = results.reduce((sum, result) => sum + result.gasUsed, 0n)
   const index = results.findIndex((result) => result.status === "failure")
   const failed = results[index]
-  return { revert: failed === undefined ? undefined : { index, data: failed.data }, gasUsed }
+  if (failed === undefined) return { revert: undefined, gasUsed, insufficientFunds: false }
+  // Each call is given the block's gas left by the calls before it.
+  const given = block.gasLimit - results.slice(0, index).reduce((sum, result) => sum + result.gasUsed, 0n)
+  const halted = failed.data === "0x" && failed.gasUsed >= given
+  return { revert: { index, data: failed.data, halted }, gasUsed, insufficientFunds: false }
 }
 
 /** The next sequence of `sender` on nonce `key` at the EntryPoint (`getNonce`): 0 for a key never used. */

@@ -12,7 +12,7 @@ import {
   getAddress
 } from "viem"
 import { Forbidden } from "../auth/errors"
-import type { BundlerError } from "../chain/Bundler"
+import type { BundlerError, BundlerRefusedSetup, BundlerRejected } from "../chain/Bundler"
 import {
   type CallReverted,
   ChainUnavailable,
@@ -105,6 +105,8 @@ type PayoutError =
   | AmountPrecision
   | PlanPayoutTaken
   | CallReverted
+  | BundlerRejected
+  | BundlerRefusedSetup
   | GasCeilingExceeded
   | GasBudgetExhausted
   | GasPriceAboveCap
@@ -366,6 +368,7 @@ export class Payouts extends Context.Service<
           .pipe(
             Effect.catchTags({
               BundlerRejected: (error) => planTurnTaken(network, safe, nonce, error),
+              BundlerRefusedSetup: (error) => planTurnTaken(network, safe, nonce, error),
               BundlerUnavailable: (error) => planTurnTaken(network, safe, nonce, error),
               CallReverted: (error) => planTurnTaken(network, safe, nonce, error)
             })
@@ -378,14 +381,18 @@ export class Payouts extends Context.Service<
 
       /**
        * A plan payout that failed because another plan payout of the account took its nonce (included, or waiting in
-       * the bundler) is `PlanPayoutTaken`; anything else fails as itself (a bundler's error as the chain's).
+       * the bundler) is `PlanPayoutTaken`; anything else fails as itself, as `operationOutcomes` classified it (a
+       * bundler that did not answer as the chain's `ChainUnavailable`).
        */
       const planTurnTaken = (
         network: Network,
         safe: SafeAccount,
         nonce: OperationNonce | undefined,
-        error: BundlerError | CallReverted
-      ): Effect.Effect<never, PlanPayoutTaken | CallReverted | ChainUnavailable> =>
+        error: BundlerError
+      ): Effect.Effect<
+        never,
+        PlanPayoutTaken | CallReverted | BundlerRejected | BundlerRefusedSetup | ChainUnavailable
+      > =>
         Effect.gen(function* () {
           if (nonce !== undefined) {
             const now = yield* planNonce(network, safe.address, safe.contracts.entryPoint).pipe(Effect.option)
@@ -393,14 +400,8 @@ export class Payouts extends Context.Service<
             const waiting = error._tag === "BundlerRejected" && nonceTakenInMempool(error.message)
             if (moved || waiting) return yield* new PlanPayoutTaken()
           }
-          if (error._tag === "CallReverted") return yield* error
-          return yield* new ChainUnavailable({
-            network: network.slug,
-            cause:
-              error._tag === "BundlerRejected"
-                ? `bundler refused: ${error.code} ${error.message.slice(0, 200)}`
-                : `bundler: ${error.cause}`
-          })
+          if (error._tag !== "BundlerUnavailable") return yield* error
+          return yield* new ChainUnavailable({ network: network.slug, cause: `bundler: ${error.cause}` })
         })
 
       const find = Effect.fn("Payouts.find")(function* (key: ApiKeyRecord, slug: string, address: string, id: string) {

@@ -3,7 +3,8 @@ import type { AddressInfo } from "node:net"
 
 /**
  * How the proxy treats requests: pass them, answer late, answer garbage, refuse, never answer (any request,
- * or one method's, telling `onHang`), lose one method's answer, or run `hook` once the node did one method's work and before its answer goes back.
+ * or one method's, telling `onHang`), lose one method's answer, run `hook` once the node did one method's work and
+ * before its answer goes back, or answer one method with a JSON-RPC error (as a bundler refusing an operation).
  */
 export type ProxyMode =
   | { readonly _tag: "pass" }
@@ -14,6 +15,7 @@ export type ProxyMode =
   | { readonly _tag: "hangOn"; readonly method: string; readonly onHang?: () => void }
   | { readonly _tag: "loseAnswerOf"; readonly method: string }
   | { readonly _tag: "afterWorkOf"; readonly method: string; readonly hook: () => Promise<void> | void }
+  | { readonly _tag: "errorOn"; readonly method: string; readonly code: number; readonly message: string }
 
 /** One JSON-RPC call the proxy received. */
 export interface ProxiedCall {
@@ -87,6 +89,15 @@ export const startRpcProxy = async (target: string): Promise<RpcProxy> => {
         res.writeHead(200, { "content-type": "application/json" })
         res.end("<html>not json-rpc</html>")
         return
+      }
+      if (current._tag === "errorOn") {
+        const call = callsOf(body.toString())[0]
+        if (call?.method === current.method) {
+          const id = (JSON.parse(body.toString()) as { id?: unknown }).id ?? null
+          res.writeHead(200, { "content-type": "application/json" })
+          res.end(JSON.stringify({ jsonrpc: "2.0", id, error: { code: current.code, message: current.message } }))
+          return
+        }
       }
       const forward = () => {
         const upstream = httpRequest(

@@ -44,17 +44,19 @@ export const TEST_PHONE = "+15005550006"
 export const OTHER_PHONE = "+15005550007"
 export const TEST_CODE = "123456"
 
-/** The `erc4337` of `network` with the confirmations and the paymaster's low mark asked for, if any. */
+/** The `erc4337` of `network` with the confirmations, the paymaster's low mark and the bundler asked for, if any. */
 const pipelineOf = (
   network: NetworkConfig,
   confirmations: number | undefined,
-  minDepositWei: bigint | undefined
+  minDepositWei: bigint | undefined,
+  bundlerUrl: string | undefined
 ): Pick<NetworkConfig, "erc4337"> => {
   const { erc4337 } = network
   if (erc4337?.paymaster === undefined) throw new Error(`network ${network.slug} has no paymaster`)
   return {
     erc4337: {
       ...erc4337,
+      ...(bundlerUrl === undefined ? {} : { bundlerUrl }),
       ...(confirmations === undefined ? {} : { confirmations }),
       paymaster: { ...erc4337.paymaster, ...(minDepositWei === undefined ? {} : { minDepositWei }) }
     }
@@ -98,6 +100,8 @@ export const startKernelFixture = async (
     readonly confirmations?: number
     /** Puts an RPC proxy (`nodeProxy`) between the gateway and the node, to play a node that fails. */
     readonly nodeProxy?: boolean
+    /** Puts an RPC proxy (`bundlerProxy`) between the gateway and alto, to play a bundler that refuses or fails. */
+    readonly bundlerProxy?: boolean
     /**
      * A devnet of the fixture's own, stopped with it, instead of the worker's: for a file that rewinds the chain
      * (`anvil_reorg`), which the other files of the worker must never see.
@@ -119,6 +123,7 @@ export const startKernelFixture = async (
   const { publicClient } = local
   const masterSecret = freshMasterSecret()
   const nodeProxy = extra.nodeProxy === true ? await startRpcProxy(local.anvil.rpcUrl) : undefined
+  const bundlerProxy = extra.bundlerProxy === true ? await startRpcProxy(local.bundlerUrl) : undefined
   const testToken = await deployDevnetToken(local, { name: "Test USD", symbol: "TUSD", decimals: 6 })
   const token = testToken.address
   /** The address of `identity`'s Safe (a user's wallet), before or after deployment. */
@@ -161,7 +166,7 @@ export const startKernelFixture = async (
           ...(nodeProxy === undefined ? {} : { rpcUrl: nodeProxy.url }),
           testnet: index === 0,
           ...(extra.spend === undefined ? {} : { spend: extra.spend }),
-          ...pipelineOf(network, extra.confirmations, extra.paymasterMinDepositWei)
+          ...pipelineOf(network, extra.confirmations, extra.paymasterMinDepositWei, bundlerProxy?.url)
         })),
         apps,
         apiKeys: extra.apiKeys?.(automationAccounts) ?? [],
@@ -217,6 +222,7 @@ export const startKernelFixture = async (
   const stop = async () => {
     await gateway.dispose()
     await nodeProxy?.stop()
+    await bundlerProxy?.stop()
     await own?.stop()
   }
 
@@ -237,6 +243,7 @@ export const startKernelFixture = async (
     masterSecret,
     automationAccounts,
     nodeProxy,
+    bundlerProxy,
     stop
   }
 }
