@@ -308,7 +308,8 @@ describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
     const [a, b, c] = [freshAddress(), freshAddress(), freshAddress()]
     const calls = [transfer(a, 1n), transfer(b, 1_000n), transfer(c, 1n)]
 
-    // Before sending: the bundler's estimate refuses the batch, and the failing call is located.
+    // Before sending: the bundler's estimate refuses the batch (-32521, execution reverted: the caller's batch, 422),
+    // and the failing call is located.
     const refused = await runExit(
       Effect.gen(function* () {
         const state = yield* Effect.promise(() => readAccountChainState(devnet.publicClient, user.safe.address))
@@ -323,7 +324,7 @@ describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
         })
       })
     )
-    expect(String(refused)).toMatch(/BundlerRejected.*revert/)
+    expect(String(refused)).toMatch(/CallReverted/)
     const located = (await simulateBatch(devnet.publicClient, user.safe.address, calls)).revert
     expect(located?.index).toBe(1)
     const reason = decodeErrorResult({ abi: tokenErrors, data: located?.data ?? "0x" })
@@ -427,7 +428,8 @@ describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
     )
     expect(String(refusedSignature)).toMatch(/BundlerRejected.*AA24/)
 
-    // The owner re-signs an operation whose calls changed after the paymaster signed: the paymaster refuses (AA34).
+    // The owner re-signs an operation whose calls changed after the paymaster signed: the paymaster refuses (AA34),
+    // the gateway's own part (its sponsorship), not the caller's.
     const other = await prepare(user, [transfer(to, 9n)])
     const altered = { ...other.op, paymasterData: honest.op.paymasterData }
     const reSigned: UserOperation07 = {
@@ -437,7 +439,7 @@ describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
     const refusedSponsorship = await runExit(
       Bundler.use((b) => b.sendUserOperation(chainId(), reSigned, devnet.deployment.contracts.entryPoint))
     )
-    expect(String(refusedSponsorship)).toMatch(/BundlerRejected.*AA34/)
+    expect(String(refusedSponsorship)).toMatch(/BundlerRefusedSetup.*AA34/)
     expect(await balanceOf(to)).toBe(0n)
   })
 
