@@ -26,14 +26,7 @@ import {
   resolverAccessFromEnv,
   smsSenderFromEnv
 } from "@walletgate/core/config"
-import {
-  anvilDevKey,
-  anvilMnemonic,
-  deployTestToken,
-  startDevnet,
-  sweeperArtifact,
-  testTokenArtifact
-} from "@walletgate/core/devnet"
+import { deployTestToken, startDevnet, sweeperArtifact, testTokenArtifact } from "@walletgate/core/devnet"
 import { automationSafe, makeApiKey } from "@walletgate/core/payout"
 import { walletgate } from "@walletgate/express"
 import { RedisStores } from "@walletgate/redis"
@@ -43,7 +36,8 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import express from "express"
 import { createWalletClient, type Hash, http, maxUint256, parseEther, parseUnits, zeroAddress } from "viem"
-import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts"
+import { privateKeyToAccount } from "viem/accounts"
+import { anvilAccount, demoAccountIndexes } from "./demo.ts"
 
 // A development secret, public by being in this file: wallets made with it are only for the local chain.
 const DEV_MASTER_SECRET = "walletgate-playground-development-master-secret"
@@ -100,13 +94,16 @@ if (settings.port !== 0) {
 console.log("starting the local chain (anvil, the bundler) and deploying the contracts…")
 const chain = await startDevnet()
 
-// A demo automation account with a payout plan (60/40 to anvil dev accounts 5 and 6), funded with 1 ETH,
-// and a test API key for it.
+// A demo automation account with a payout plan (60/40 to accounts 12 and 13 of anvil's mnemonic, which nothing else
+// uses: their balances show exactly what a payout paid), funded with 1 ETH, and a test API key for it.
 const automationDemo = automationIdentity("demo")
 const automationOwner = privateKeyToAccount(deriveOwnerKey(settings.masterSecret, automationDemo)).address
 // Its Safe's address is known before it is deployed: its first payout deploys it, sponsored by the paymaster.
 const automationAddress = automationSafe(automationOwner, { accountKey: "demo" }).address
-const [payee1, payee2] = [5, 6].map((index) => privateKeyToAccount(anvilDevKey(index)).address)
+const [payee1, payee2] = [
+  anvilAccount(demoAccountIndexes.payees[0]).address,
+  anvilAccount(demoAccountIndexes.payees[1]).address
+]
 await chain.setBalance(automationAddress, parseEther("1"))
 const demoKey = Effect.runSync(
   makeApiKey({ mode: "test", networks: [chain.network.slug], accounts: [automationAddress] }).pipe(
@@ -115,14 +112,19 @@ const demoKey = Effect.runSync(
 )
 // Dust sweeping: three test tokens held by a demo holder (account 10 of anvil's mnemonic). It approved the sweeper
 // for all its DUST, and a taker (account 11) swept 4 DUST at the operator's (dev account 1) rate of 0.00002 ETH per
-// DUST; USDX is priced but not approved; NOPR has no price. Dev accounts 5 to 8 send alto's bundles: not used here.
+// DUST; USDX is priced but not approved; NOPR has no price (./demo.ts names every account the demo uses).
 const walletOf = (index: number) =>
   createWalletClient({
     chain: chain.publicClient.chain,
     transport: http(chain.anvil.rpcUrl),
-    account: mnemonicToAccount(anvilMnemonic, { addressIndex: index })
+    account: anvilAccount(index)
   })
-const [deployer, operator, dustHolder, taker] = [walletOf(0), walletOf(1), walletOf(10), walletOf(11)]
+const [deployer, operator, dustHolder, taker] = [
+  walletOf(demoAccountIndexes.tokenDeployer),
+  walletOf(demoAccountIndexes.sweeperOperator),
+  walletOf(demoAccountIndexes.dustHolder),
+  walletOf(demoAccountIndexes.taker)
+]
 for (const funded of [dustHolder, taker]) await chain.setBalance(funded.account.address, parseEther("10"))
 const mined = (hash: Hash) => chain.publicClient.waitForTransactionReceipt({ hash })
 const dustToken = async (symbol: string, decimals: number, held: string) => {
@@ -178,8 +180,8 @@ const demoAccount = {
   plan: {
     asset: zeroAddress,
     recipients: [
-      { address: payee1 ?? zeroAddress, shareBps: 6000 },
-      { address: payee2 ?? zeroAddress, shareBps: 4000 }
+      { address: payee1, shareBps: 6000 },
+      { address: payee2, shareBps: 4000 }
     ],
     minimumPayout: parseEther("0.01").toString(),
     reserve: parseEther("0.1").toString()
@@ -243,7 +245,7 @@ local chain (anvil, chain id ${chain.network.chainId}, network "${chain.network.
 bundler (alto, ERC-4337 EntryPoint v0.7 ${chain.deployment.contracts.entryPoint}) at ${chain.bundlerUrl}; paymaster ${chain.deployment.contracts.verifyingPaymaster} sponsors the wallets' gas
 state: ${Option.isSome(settings.redisUrl) ? "Redis (REDIS_URL)" : "in memory (set REDIS_URL to keep it in Redis)"}
 demo app: client_id ${demoApp.clientId} client_secret ${demoApp.clientSecret} (test mode, providers ${providerNames.join(", ")})
-demo automation account ${automationAddress} (1 ETH; plan: 60/40, reserve 0.1 ETH), test API key ${demoKey.key}
+demo automation account ${automationAddress} (1 ETH; plan: 60/40 to ${payee1} and ${payee2}, reserve 0.1 ETH), test API key ${demoKey.key}
 operator token ${Option.isSome(settings.operatorToken) ? "from WALLETGATE_OPERATOR_TOKEN" : operatorToken} (Authorization: Bearer … on /v1/health shows the gas budgets' use)
 demo dust holder ${dustHolder.account.address} (DUST approved, 4 of it swept; USDX sweepable; NOPR without a price)
 

@@ -108,16 +108,33 @@ describe("the playground (npm start)", () => {
     }
     expect(after - before).toBe(250_000_000_000_000_000n)
 
-    // The demo automation account pays out by its plan: 0.9 ETH available (1 less the 0.1 reserve), 60/40.
-    const [, automation, apiKey] = (await playground.waitFor(
-      /demo automation account (0x[0-9a-fA-F]{40}) .*test API key (wg_test_\S+)/
+    // The demo automation account pays out by its plan: 0.9 ETH available (1 less the 0.1 reserve), 60/40, to two
+    // accounts nothing else uses: their balances rise by exactly what was paid (README step 7).
+    const [, automation, payee1, payee2, apiKey] = (await playground.waitFor(
+      /demo automation account (0x[0-9a-fA-F]{40}) .*plan: 60\/40 to (0x[0-9a-fA-F]{40}) and (0x[0-9a-fA-F]{40}).*test API key (wg_test_\S+)/
     )) as RegExpMatchArray
+    // The first recipient README step 7 shows (account 12 of anvil's mnemonic).
+    expect(payee1).toBe("0xFABB0ac9d68B0B445fB7357272Ff202C5651694a")
+    const balanceOf = async (address: string | undefined) =>
+      BigInt(String(await rpc("eth_getBalance", [address, "latest"])))
+    expect([await balanceOf(payee1), await balanceOf(payee2)]).toEqual([0n, 0n])
     const payout = await post(`/v1/anvil/account/${automation}/payout/disperse`, {}, { "x-api-key": apiKey as string })
     expect(payout.status).toBe(200)
-    expect((payout.body.transfers as Array<{ amount: string }>).map((transfer) => transfer.amount)).toEqual([
-      "540000000000000000",
-      "360000000000000000"
+    expect(
+      (payout.body.transfers as Array<{ recipient: string; amount: string }>).map((transfer) => [
+        transfer.recipient,
+        transfer.amount
+      ])
+    ).toEqual([
+      [payee1, "540000000000000000"],
+      [payee2, "360000000000000000"]
     ])
+    let paid = [0n, 0n]
+    for (let i = 0; i < 250 && paid[0] === 0n; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      paid = [await balanceOf(payee1), await balanceOf(payee2)]
+    }
+    expect(paid).toEqual([540_000_000_000_000_000n, 360_000_000_000_000_000n])
 
     // The dust-sweeping lookups of the demo holder: statuses, its sweep (4 DUST for 0.00008 ETH less 2.5 %:
     // 0.000078 ETH), and its standing DUST order with 12.5 − 4 = 8.5 left.

@@ -20,7 +20,7 @@ import {
 import type { NetworkConfig } from "../chain/networks"
 import { type AltoInstance, startAlto } from "./alto"
 import { type AnvilInstance, anvilMnemonic, startAnvil } from "./anvil"
-import { anvilDevKey, deployLocalContracts } from "./local"
+import { anvilDevKey, deployLocalContracts, devnetAccountIndexes } from "./local"
 
 /** Options of {@link startDevnet}. */
 export interface DevnetOptions {
@@ -58,12 +58,6 @@ export interface Devnet {
   readonly stop: () => Promise<void>
 }
 
-/** Dev accounts of the devnet (anvil's mnemonic): 0, 1 and 9 serve the dust sweeper (`deployLocalContracts`). */
-const operatorIndex = 3
-const paymasterSignerIndex = 4
-const executorIndexes = [5, 6, 7] as const
-const utilityIndex = 8
-
 /**
  * Starts anvil on a free port, deploys the ERC-4337 contracts and a VerifyingPaymaster (10 ETH deposit, 1 ETH
  * stake) from dev account 3 and walletgate's sweeper from dev account 0, and starts alto beside it; `stop()` stops both, and a failure on the way stops what
@@ -82,8 +76,8 @@ export const startDevnet = async (options: DevnetOptions = {}): Promise<Devnet> 
       rpcUrls: { default: { http: [anvil.rpcUrl] } }
     })
     const publicClient: ChainReader = createPublicClient({ chain, transport: http(anvil.rpcUrl), pollingInterval: 20 })
-    const operator = mnemonicToAccount(anvilMnemonic, { addressIndex: operatorIndex })
-    const paymasterSigner = mnemonicToAccount(anvilMnemonic, { addressIndex: paymasterSignerIndex })
+    const operator = mnemonicToAccount(anvilMnemonic, { addressIndex: devnetAccountIndexes.erc4337Operator })
+    const paymasterSigner = mnemonicToAccount(anvilMnemonic, { addressIndex: devnetAccountIndexes.paymasterSigner })
     const wallet: OperatorClient = createWalletClient({
       chain,
       account: operator,
@@ -95,8 +89,8 @@ export const startDevnet = async (options: DevnetOptions = {}): Promise<Devnet> 
     const starting = startAlto({
       rpcUrl: anvil.rpcUrl,
       entryPoints: [canonicalSafe4337().entryPoint.address],
-      executorKeys: executorIndexes.map(anvilDevKey),
-      utilityKey: anvilDevKey(utilityIndex),
+      executorKeys: devnetAccountIndexes.bundlerExecutors.map(anvilDevKey),
+      utilityKey: anvilDevKey(devnetAccountIndexes.bundlerUtility),
       // On automine anvil mines on each transaction: poll often.
       blockTimeMs: options.blockTimeSeconds === undefined ? 100 : options.blockTimeSeconds * 1000
     })
@@ -133,7 +127,7 @@ export const startDevnet = async (options: DevnetOptions = {}): Promise<Devnet> 
           bundlerUrl: alto.bundlerUrl,
           paymaster: {
             address: deployment.contracts.verifyingPaymaster,
-            signerKey: anvilDevKey(paymasterSignerIndex)
+            signerKey: anvilDevKey(devnetAccountIndexes.paymasterSigner)
           }
         }
       },

@@ -18,4 +18,4 @@ export {
 export { type AltoInstance, type AltoOptions, startAlto } from "./alto"
 export { type AnvilInstance, type AnvilOptions, anvilMnemonic, freePort, startAnvil } from "./anvil"
 export { type Devnet, type DevnetOptions, startDevnet } from "./devnet"
-export { anvilDevKey, deployLocalContracts, type LocalNetwork, startLocalNetwork } from "./local"
+export { anvilDevKey, deployLocalContracts, devnetAccountIndexes, type LocalNetwork, startLocalNetwork } from "./local"

@@ -13,6 +13,28 @@ import { type ChainContracts, deployContracts, type ReaderClient } from "../chai
 import type { NetworkConfig } from "../chain/networks"
 import { type AnvilInstance, anvilMnemonic, startAnvil } from "./anvil"
 
+/**
+ * The dev accounts (indexes of anvil's mnemonic) the local chain's own contracts and services use, by role. Their
+ * balances move by gas, fees and refunds: a program on the devnet that pays an account and checks its balance
+ * (a demo, a test) pays another one.
+ */
+export const devnetAccountIndexes = {
+  /** Deploys the sweeper (`deployLocalContracts`). */
+  sweeperDeployer: 0,
+  /** Sets the sweeper's rates. */
+  sweeperOperator: 1,
+  /** Receives the sweeper's fees. */
+  sweeperFeeRecipient: 9,
+  /** Deploys the ERC-4337 contracts and owns the paymaster (`startDevnet`). */
+  erc4337Operator: 3,
+  /** Signs the paymaster's sponsorships. */
+  paymasterSigner: 4,
+  /** Send alto's bundles: each pays a bundle's gas and is paid the EntryPoint's refund. */
+  bundlerExecutors: [5, 6, 7],
+  /** Refills alto's executors and deploys its simulation contracts. */
+  bundlerUtility: 8
+} as const
+
 /** The private key of anvil's funded dev account `index` (0 to 9). Test keys: never use them elsewhere. */
 export const anvilDevKey = (index: number): Hex => {
   const key = mnemonicToAccount(anvilMnemonic, { addressIndex: index }).getHdKey().privateKey
@@ -54,11 +76,11 @@ export const deployLocalContracts = async (
   const deployer = createWalletClient({
     chain,
     transport,
-    account: mnemonicToAccount(anvilMnemonic, { addressIndex: 0 })
+    account: mnemonicToAccount(anvilMnemonic, { addressIndex: devnetAccountIndexes.sweeperDeployer })
   })
   const contracts = await deployContracts(deployer, publicClient, {
-    operator: mnemonicToAccount(anvilMnemonic, { addressIndex: 1 }).address,
-    feeRecipient: mnemonicToAccount(anvilMnemonic, { addressIndex: 9 }).address,
+    operator: mnemonicToAccount(anvilMnemonic, { addressIndex: devnetAccountIndexes.sweeperOperator }).address,
+    feeRecipient: mnemonicToAccount(anvilMnemonic, { addressIndex: devnetAccountIndexes.sweeperFeeRecipient }).address,
     feeBps: 250
   })
   return {

@@ -62,12 +62,14 @@ export class BalanceReader extends Context.Service<
   {
     /**
      * Balances, allowances to the sweeper, decimals and symbols of `tokens` for `holder`, with its
-     * native balance, the sweeper's fee and the block number: one RPC round trip.
+     * native balance, the sweeper's fee and the block number: one RPC round trip, in block `blockNumber` when
+     * given, else in the latest.
      */
     readonly holdings: (
       network: Network,
       holder: Address,
-      tokens: ReadonlyArray<Address>
+      tokens: ReadonlyArray<Address>,
+      blockNumber?: bigint
     ) => Effect.Effect<Holdings, ChainUnavailable>
     /** Balances and allowances to the sweeper of `pairs` in block `blockNumber`, with their tokens' metadata. */
     readonly pairs: (
@@ -91,7 +93,7 @@ export class BalanceReader extends Context.Service<
   static readonly multicall: Layer.Layer<BalanceReader> = Layer.sync(BalanceReader, () => {
     const read = reader(makeMulticallRoutes())
     return BalanceReader.of({
-      holdings: (network, holder, tokens) => {
+      holdings: (network, holder, tokens, blockNumber) => {
         const calls: Array<ContractFunctionParameters> = [
           { address: BLOCK_PROBE, abi: blockProbeAbi, functionName: "block", args: [holder] },
           { address: network.contracts.sweeper, abi: sweeperArtifact.abi, functionName: "feeBps" },
@@ -103,7 +105,8 @@ export class BalanceReader extends Context.Service<
         return read(network, "holdings", calls, {
           // The block's number and time and the holder's ETH come from code placed at BLOCK_PROBE for this call only
           // (an eth_call state override), so the values and the block they were read in arrive in one round trip.
-          stateOverride: [{ address: BLOCK_PROBE, code: BLOCK_PROBE_CODE }]
+          stateOverride: [{ address: BLOCK_PROBE, code: BLOCK_PROBE_CODE }],
+          ...(blockNumber === undefined ? {} : { blockNumber })
         }).pipe(
           Effect.flatMap((results) =>
             Effect.gen(function* () {

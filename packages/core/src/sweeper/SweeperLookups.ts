@@ -11,6 +11,7 @@ import { type Network, Networks } from "../chain/networks"
 import type { StoreUnavailable } from "../state/errors"
 import { BalanceReader, type TokenHolding, type TokenMetadata } from "./BalanceReader"
 import { type IndexSyncing, type PriceUnavailable, SweeperNotConfigured } from "./errors"
+import { sharedHead } from "./head"
 import { type IndexTarget, indexIdOf, makeOrderIndexer } from "./indexer"
 import { byPosition, type IndexedApproval, type IndexedSweep, OrderIndex } from "./OrderIndex"
 import { PriceOracle } from "./PriceOracle"
@@ -21,15 +22,20 @@ import { type SupportedToken, TokenRegistry } from "./TokenRegistry"
 /** Why a lookup has no answer. */
 export type LookupError = SweeperNotConfigured | ChainUnavailable | PriceUnavailable | IndexSyncing | StoreUnavailable
 
-/** Most addresses whose answers are kept at once (the least recently asked go first). */
+/** Most address answers kept at once, of any block (the least recently asked go first). */
 const CACHED_ADDRESSES = 1_000
+
+/** Most answers of each listing kept at once: the head's, and the one before while lookups of it finish. */
+const CACHED_LISTINGS = 2
 
 /**
  * The dust-sweeping lookups (SPEC §4.5–4.7), from the chain: an address's portfolio and sweeps, and the
  * orders. Balances are read in one round trip, and the order index is caught up to the same block
  * before it is read, so an answer is one consistent snapshot or a failure, never a partial one.
- * Answers are kept for `cacheSeconds` (failures are not), so identical lookups within that time cost one
- * read of the chain; the listings scan and list at most `maxOrders` orders, the newest.
+ * Answers are kept per head block (failures are not): each lookup reads the head (one `eth_blockNumber` shared by
+ * the lookups asking at once) and is answered what was read in that block, read once; a new block is seen at once.
+ * An answer is kept at most `cacheSeconds` (prices move between blocks; `0` keeps nothing and reads no head first);
+ * the listings scan and list at most `maxOrders` orders, the newest.
  */
 export class SweeperLookups extends Context.Service<
   SweeperLookups,
@@ -78,11 +84,12 @@ export class SweeperLookups extends Context.Service<
         return { tokens, target }
       })
 
-      const wallet = Effect.fn("SweeperLookups.wallet")(function* (address: Address) {
+      /** The wallet of `address` in block `head`, or in the latest block when none is given. */
+      const wallet = Effect.fn("SweeperLookups.wallet")(function* (address: Address, head: bigint | undefined) {
         const { tokens, target } = yield* followed
         const addresses = tokens.map((token) => token.address)
         const [holdings, prices] = yield* Effect.all(
-          [reader.holdings(network, address, addresses), oracle.prices(network.slug, addresses)],
+          [reader.holdings(network, address, addresses, head), oracle.prices(network.slug, addresses)],
           { concurrency: "unbounded" }
         )
         yield* indexer.catchUp(target, holdings.blockNumber)
@@ -111,10 +118,13 @@ export class SweeperLookups extends Context.Service<
         }
       })
 
-      /** The open orders at the head: standing approvals whose holder still has balance the allowance covers. */
-      const open = Effect.gen(function* () {
+      /**
+       * The open orders in block `at` (none: the head, read now): standing approvals whose holder still has balance the
+       * allowance covers.
+       */
+      const open = Effect.fnUntraced(function* (at: bigint | undefined) {
         const { tokens, target } = yield* followed
-        const head = yield* reader.head(network)
+        const head = at ?? (yield* reader.head(network))
         yield* indexer.catchUp(target, head)
         // Anyone can approve the sweeper for a listed token: only the newest `maxOrders` approvals are read.
         const approvals = (yield* index.standingApprovals(target.id))
@@ -136,20 +146,21 @@ export class SweeperLookups extends Context.Service<
         return { head, target, orders }
       })
 
-      const openOrders = Effect.map(open, ({ orders }) =>
-        orders.map(
-          ({ approval, balance, symbol }): OpenOrder => ({
-            balance,
-            token: [symbol, approval.token],
-            maker: approval.holder,
-            time: iso(approval.time),
-            tx: approval.tx
-          })
-        )
-      ).pipe(Effect.withSpan("SweeperLookups.openOrders"))
+      const openOrders = (at: bigint | undefined) =>
+        Effect.map(open(at), ({ orders }) =>
+          orders.map(
+            ({ approval, balance, symbol }): OpenOrder => ({
+              balance,
+              token: [symbol, approval.token],
+              maker: approval.holder,
+              time: iso(approval.time),
+              tx: approval.tx
+            })
+          )
+        ).pipe(Effect.withSpan("SweeperLookups.openOrders"))
 
-      const allOrders = Effect.gen(function* () {
-        const { head, target, orders } = yield* open
+      const allOrders = Effect.fn("SweeperLookups.allOrders")(function* (at: bigint | undefined) {
+        const { head, target, orders } = yield* open(at)
         const sweeps = (yield* index.sweeps(target.id))
           .filter((sweep) => sweep.blockNumber <= head)
           .slice(0, settings.maxOrders)
@@ -171,13 +182,16 @@ export class SweeperLookups extends Context.Service<
         ]
         listing.sort((a, b) => byPosition(b.at, a.at))
         return listing.slice(0, settings.maxOrders).map(({ order }) => order)
-      }).pipe(Effect.withSpan("SweeperLookups.allOrders"))
+      })
 
-      // One read of the chain per `cacheSeconds` for each address and each listing; concurrent lookups of one
-      // share the read under way, and a kept answer is the same object, so its entity tag is computed once.
-      const keptWallet = yield* keptFor(settings.cacheSeconds, CACHED_ADDRESSES, wallet)
-      const keptOpen = yield* keptFor(settings.cacheSeconds, 1, (_: "open") => openOrders)
-      const keptAll = yield* keptFor(settings.cacheSeconds, 1, (_: "all") => allOrders)
+      // One read of the chain per block (and per `cacheSeconds`) for each address and each listing; concurrent lookups
+      // of one share the read under way, and a kept answer is the same object, so its entity tag is computed once.
+      const head = settings.cacheSeconds === 0 ? undefined : yield* sharedHead(reader.head(network))
+      const keptWallet = yield* keptPerBlock(settings.cacheSeconds, head, CACHED_ADDRESSES, wallet)
+      const keptOpen = yield* keptPerBlock(settings.cacheSeconds, head, CACHED_LISTINGS, (_: "open", at) =>
+        openOrders(at)
+      )
+      const keptAll = yield* keptPerBlock(settings.cacheSeconds, head, CACHED_LISTINGS, (_: "all", at) => allOrders(at))
       return SweeperLookups.of({
         // One key per address, however it is spelled: the answer names it checksummed either way.
         wallet: (address) => keptWallet(address.toLowerCase() as Address),
@@ -189,23 +203,26 @@ export class SweeperLookups extends Context.Service<
 }
 
 /**
- * `lookup` with its successes kept for `seconds` (at most `capacity` keys, the least recently asked forgotten
- * first), concurrent calls for one key sharing one run; `lookup` itself when `seconds` is 0. Failures are not kept:
- * the next call tries again (an index that is syncing goes on from where it stopped).
+ * `lookup` of a key in the block `head` reads, its successes kept per key and block for at most `seconds` (at most
+ * `capacity` of them, the least recently asked forgotten first), concurrent calls for one key in one block sharing
+ * one run; without a `head` (`cacheSeconds` 0), `lookup` in the latest block, nothing kept and no head read first.
+ * Failures are not kept: the next call tries again (an index that is syncing goes on from where it stopped).
  */
-const keptFor = <K, A, E>(
+const keptPerBlock = <K, A, E, H>(
   seconds: number,
+  head: Effect.Effect<bigint, H> | undefined,
   capacity: number,
-  lookup: (key: K) => Effect.Effect<A, E>
-): Effect.Effect<(key: K) => Effect.Effect<A, E>> =>
-  seconds === 0
-    ? Effect.succeed(lookup)
+  lookup: (key: K, block: bigint | undefined) => Effect.Effect<A, E>
+): Effect.Effect<(key: K) => Effect.Effect<A, E | H>> =>
+  head === undefined
+    ? Effect.succeed((key: K) => lookup(key, undefined))
     : Effect.map(
-        Cache.makeWith(lookup, {
+        // Keys are compared structurally: [key, block] names one answer.
+        Cache.makeWith(([key, block]: readonly [K, bigint]) => lookup(key, block), {
           capacity,
           timeToLive: (exit) => (Exit.isSuccess(exit) ? Duration.seconds(seconds) : Duration.zero)
         }),
-        (cache) => (key: K) => Cache.get(cache, key)
+        (cache) => (key: K) => Effect.flatMap(head, (block) => Cache.get(cache, [key, block] as const))
       )
 
 /** USD values are rounded to micro-dollars (USDC's precision): dust is worth fractions of a cent. */

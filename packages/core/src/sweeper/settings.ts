@@ -26,8 +26,11 @@ export interface SweeperOptions {
    */
   readonly maxLogRequestsPerLookup?: number
   /**
-   * How long an answer is kept and served again without reading the chain, per address and for the order listings;
-   * default 5 s, at most 60; 0 reads the chain for every lookup. Concurrent lookups of one key share one read.
+   * The longest an answer is kept, per address and for the order listings, while the chain's head stays the same
+   * block: each lookup reads the head first (one `eth_blockNumber` shared by the lookups arriving together), is
+   * answered what was read in that block, and sees a new block at once; within one block the answer is read again
+   * after this long (prices move between blocks). Default 5 s, at most 60; 0 keeps nothing, reads no head first and
+   * reads the chain for every lookup. Concurrent lookups of one key in one block share one read.
    */
   readonly cacheSeconds?: number
   /**

@@ -33,40 +33,47 @@ describe("dust-sweeping lookups under an attacker's load", () => {
     await chain?.stop()
   })
 
-  it("answers N identical lookups within the cache time with one read of the chain, and reads again after it", async () => {
+  it("answers N identical lookups in one block with one read of the chain and a head read each, and reads again after the cache time", async () => {
     const api = chain.gateway(options({ cacheSeconds: 1, lookupsPerIpPerMinute: 1_000 }))
     chain.counter.reset()
-    // Concurrent lookups share the read under way; later ones are served what it read.
+    // Concurrent lookups share one head read and the read under way; later ones are served what it read.
     const together = await Promise.all(Array.from({ length: 10 }, () => api.get(`/api/${holder}`)))
-    const oneRead = chain.counter.methods()
-    // The gateway's first read of the chain also asks once whether Multicall3 is there (eth_getCode).
-    expect(oneRead).toEqual(["eth_getCode", "eth_call", "eth_getLogs"])
+    const headRead = ["eth_blockNumber"]
+    // The gateway's first read of the chain also asks once whether Multicall3 is there (eth_getCode). How many head
+    // reads a burst costs is freshness.test.ts's; the very first burst of a process may straggle past its gathering.
+    expect(chain.counter.methods().filter((method) => method !== "eth_blockNumber")).toEqual([
+      "eth_getCode",
+      "eth_call",
+      "eth_getLogs"
+    ])
+    chain.counter.reset()
     const after = []
     for (let i = 0; i < 10; i++) after.push(await api.get(`/api/${holder.toLowerCase()}`))
-    expect(chain.counter.methods()).toEqual(oneRead)
+    expect(chain.counter.methods()).toEqual(after.flatMap(() => headRead))
     const answers = [...together, ...after]
     expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 200))
     expect(new Set(answers.map((answer) => answer.headers.etag)).size).toBe(1)
     // A conditional request is answered from what was kept too.
     const etag = answers[0]?.headers.etag ?? ""
+    chain.counter.reset()
     expect((await api.get(`/api/${holder}`, { "if-none-match": etag })).status).toBe(304)
-    expect(chain.counter.methods()).toEqual(oneRead)
+    expect(chain.counter.methods()).toEqual(headRead)
 
     for (const listing of ["/api/orders", "/api/all-orders"]) {
       chain.counter.reset()
       const first = await api.get(listing)
       expect(first.status).toBe(200)
-      const read = chain.counter.requests()
-      expect(read).toBeGreaterThan(0)
+      expect(chain.counter.requests()).toBeGreaterThan(1)
+      chain.counter.reset()
       for (let i = 0; i < 10; i++) expect((await api.get(listing)).raw).toBe(first.raw)
-      expect(chain.counter.requests()).toBe(read)
+      expect(chain.counter.methods()).toEqual(Array.from({ length: 10 }, () => "eth_blockNumber"))
     }
 
-    // Past the cache time, the next lookup reads the chain again.
+    // Past the cache time, in the same block (prices move between blocks), the next lookup reads the chain again.
     await new Promise((resolve) => setTimeout(resolve, 1_100))
     chain.counter.reset()
     expect((await api.get(`/api/${holder}`)).status).toBe(200)
-    expect(chain.counter.requests()).toBeGreaterThan(0)
+    expect(chain.counter.methods()).toEqual([...headRead, "eth_call"])
   })
 
   it("refuses the N+1-th lookup from one IP with 429 rate_limited and Retry-After, and still answers another IP", async () => {

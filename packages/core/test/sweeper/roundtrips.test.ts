@@ -57,4 +57,19 @@ describe("a lookup of an address holding 100 supported tokens", () => {
     expect(await lookup()).toMatchObject({ requests: 2, methods: ["eth_call", "eth_getLogs"] })
     expect(await lookup()).toMatchObject({ requests: 1, methods: ["eth_call"] })
   })
+
+  it("with answers kept (the default), costs one head read more in a new block, and the head read alone again in it", async () => {
+    const kept = chain.gateway({
+      tokens: tokens.map((address, i) => ({ address, symbol: `T${i}`, decimals: 6 })),
+      prices: { eth: 2000, tokens: Object.fromEntries(tokens.map((token) => [token, 1])) }
+    })
+    expect((await kept.get(`/api/${holder.address}`)).status).toBe(200)
+    await chain.mine()
+    chain.counter.reset()
+    expect((await kept.get(`/api/${holder.address}`)).status).toBe(200)
+    expect(chain.counter.methods()).toEqual(["eth_blockNumber", "eth_call", "eth_getLogs"])
+    chain.counter.reset()
+    expect((await kept.get(`/api/${holder.address}`)).status).toBe(200)
+    expect(chain.counter.methods()).toEqual(["eth_blockNumber"])
+  })
 })
