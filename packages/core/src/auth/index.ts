@@ -12,6 +12,7 @@ export {
   type UserScope
 } from "./AppAuth"
 export { App, isGranted } from "./apps"
+export { canonicalId, canonicalTestUserId, USER_ID_PATTERN } from "./canonicalIdentity"
 export { ClientStore } from "./ClientStore"
 export { type ClientStatuses, withClientStatuses } from "./clientStatuses"
 export {
@@ -23,17 +24,20 @@ export {
   Forbidden,
   IdentityProviderUnavailable,
   InvalidAuth,
+  NonCanonicalUserId,
   OAuthError,
   PermanentlyRefused,
   TokenRejected,
   UnknownIdentityProvider
 } from "./errors"
 export {
+  CanonicalForm,
   ExternalIssuerConfig,
   type IdentityProvider,
   IdentityProviders,
   JwtAlgorithm,
   PHONE_PROVIDER,
+  type PhoneIdentityOptions,
   ProviderName,
   TEL_PROVIDER
 } from "./IdentityProviders"
