@@ -12,8 +12,8 @@ export {
   type UserScope
 } from "./AppAuth"
 export { App, isGranted } from "./apps"
-export { canonicalId, canonicalTestUserId, USER_ID_PATTERN } from "./canonicalIdentity"
 export { ClientStore } from "./ClientStore"
+export { canonicalId, canonicalTestUserId, USER_ID_PATTERN } from "./canonicalIdentity"
 export { type ClientStatuses, withClientStatuses } from "./clientStatuses"
 export {
   AccessTokenRefused,
