@@ -37,14 +37,17 @@ const meantTel = (provider: Extract<IdentityProvider, { kind: "tel" }>, id: stri
   )
 }
 
-/** A `tel:` id as E.164: only `+`, ASCII digits and RFC 3966's visual separators, of a number sign-in accepts. */
+// What a `tel:` id may hold: `+`, ASCII digits and RFC 3966's visual separators (§5.1.1), which sign-in drops too.
+const TEL_CHARACTERS = /^[+0-9\-().]+$/
+
+/** A `tel:` id as E.164: only {@link TEL_CHARACTERS}, of a number sign-in accepts. */
 const canonicalTel = (provider: Extract<IdentityProvider, { kind: "tel" }>, id: string) =>
-  telNumber(provider, /^[+0-9\-().]+$/.test(id) ? id : "").pipe(
+  telNumber(provider, TEL_CHARACTERS.test(id) ? id : "").pipe(
     Effect.catchTag("InvalidPhone", (error) =>
       Effect.flatMap(meantTel(provider, id), (canonical) =>
         refuse(
           provider.name,
-          /^[+0-9\-().]+$/.test(id)
+          TEL_CHARACTERS.test(id)
             ? `expected an E.164 number phone sign-in accepts (${error.reason})`
             : "expected E.164: +1 and 10 digits, with no other character than -, ., ( and )",
           canonical
