@@ -1,5 +1,5 @@
 /**
- * Writes `packages/core/src/otp/phoneMetadata.generated.ts`: the slice of libphonenumber-js's full ("max")
+ * Writes `packages/core/src/auth/phoneMetadata.generated.ts`: the slice of libphonenumber-js's full ("max")
  * metadata for calling code +1, read from the installed package: the regions sign-in accepts (the United States,
  * its territories on the NANP, and Canada) and the other +1 countries, whose plans are kept so that their numbers
  * are still recognised as theirs and refused for their region, with the same answer as before (≈ 15 KB of
@@ -14,7 +14,7 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), "..")
-const outputFile = join(packageDir, "src", "otp", "phoneMetadata.generated.ts")
+const outputFile = join(packageDir, "src", "auth", "phoneMetadata.generated.ts")
 
 /** The regions sign-in can accept (every `PhoneRegion`): the slice fails to generate if +1 lists one no more. */
 export const slicedRegions = ["US", "PR", "VI", "GU", "AS", "MP", "CA"] as const

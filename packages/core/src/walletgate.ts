@@ -106,7 +106,11 @@ const networksAndBundlers = (configs: ReadonlyArray<NetworkConfig>): Layer.Layer
  * e.g. `Layer.mergeAll(embeddedPorts(), SmsSender.twilio(config))` (a later layer wins).
  */
 export const embeddedPorts = (options: EmbeddedOptions = {}): Layer.Layer<GatewayPorts> => {
-  const identityProviders = IdentityProviders.make(options.identityProviders)
+  // `tel:` ids name the numbers this sign-in accepts: its regions and its test numbers.
+  const identityProviders = IdentityProviders.make(options.identityProviders, {
+    ...(options.otp?.regions === undefined ? {} : { regions: options.otp.regions }),
+    testPhones: Object.keys(options.otp?.testPhones ?? {})
+  })
   for (const app of options.apps ?? []) {
     const unknown = unregisteredGrants(identityProviders, app.providers)
     if (unknown.length > 0) {

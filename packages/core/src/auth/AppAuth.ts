@@ -10,10 +10,12 @@ import type { RateLimited, StoreUnavailable } from "../state/errors"
 import { admit, RateLimiter } from "../state/RateLimiter"
 import { type App, isGranted, unregisteredGrants } from "./apps"
 import { ClientStore } from "./ClientStore"
+import { canonicalId, canonicalTestUserId } from "./canonicalIdentity"
 import {
   Forbidden,
   IdentityProviderUnavailable,
   InvalidAuth,
+  type NonCanonicalUserId,
   OAuthError,
   TokenRejected,
   UnknownIdentityProvider
@@ -78,7 +80,8 @@ export class AppAuth extends Context.Service<
     readonly authenticate: (authorization: string | undefined) => Effect.Effect<App, TokenRejected | StoreUnavailable>
     /**
      * Verifies `auth` with the registered verifier of `provider`, which the app must be granted, and returns
-     * the user's id there (the `<user_id>` of `userId`: the issuer's subject claim).
+     * the user's id there in the provider's canonical form (the `<user_id>` of `userId`: the issuer's subject
+     * claim); a subject with no canonical form is `InvalidAuth`.
      */
     readonly verifyUser: (
       app: App,
@@ -88,19 +91,24 @@ export class AppAuth extends Context.Service<
     /**
      * Whose account `userId` (`<provider>:<id>`) names when `auth` proves it (docs/security.md): the wallet of
      * the user the granted provider's verifier proves (`tel:<E.164>` by the phone JWT of that number); a
-     * test-mode app's own test user on a test network (`test:<anything>`, or any id with blank `auth`).
+     * test-mode app's own test user on a test network (`test:<anything>`, or any id with blank `auth`). The id
+     * and the token's subject are both put in the provider's canonical form first (`canonicalId`).
      */
     readonly authorise: (
       app: App,
       userId: string,
       auth: string,
       scope: UserScope
-    ) => Effect.Effect<AccountIdentity, InvalidAuth | Forbidden | IdentityProviderUnavailable>
+    ) => Effect.Effect<AccountIdentity, InvalidAuth | Forbidden | IdentityProviderUnavailable | NonCanonicalUserId>
     /**
      * Whose account `userId` names, without proof (the resolver): a provider registered and, for an app, granted
-     * to it; `test:` ids only for a test-mode app. `app` is absent where the operator opened the resolver.
+     * to it, the id in the provider's canonical form; `test:` ids only for a test-mode app. `app` is absent where
+     * the operator opened the resolver.
      */
-    readonly identityOf: (app: App | undefined, userId: string) => Effect.Effect<AccountIdentity, Forbidden>
+    readonly identityOf: (
+      app: App | undefined,
+      userId: string
+    ) => Effect.Effect<AccountIdentity, Forbidden | NonCanonicalUserId>
   }
 >()("@walletgate/core/AppAuth") {
   /** The service over `ClientStore`, `SigningKeys` and `IdentityProviders`. */
@@ -199,41 +207,48 @@ export class AppAuth extends Context.Service<
           if (typeof subject !== "string" || subject === "") {
             return yield* new InvalidAuth({ reason: "the token has no subject" })
           }
-          return subject
+          // The subject names a wallet only in the form the id does: a subject no id can take proves nobody.
+          return yield* canonicalId(verification, subject).pipe(
+            Effect.mapError(
+              (error) => new InvalidAuth({ reason: `the token's subject is not a ${provider}: id (${error.reason})` })
+            )
+          )
         })
 
         const authorise = Effect.fnUntraced(function* (app: App, userId: string, auth: string, scope: UserScope) {
           const { provider, id } = splitUserId(userId)
           const testing = app.testMode && scope.testnet
           if (provider === TEST_IDENTITY_KIND) {
-            return testing ? testUserIdentity(app.clientId, userId) : yield* new Forbidden({ reason: TEST_ONLY })
+            if (!testing) return yield* new Forbidden({ reason: TEST_ONLY })
+            return testUserIdentity(app.clientId, yield* canonicalTestUserId(userId))
           }
-          if (!isGranted(app, provider) || registry.find(provider) === undefined) {
-            return yield* new Forbidden({ reason: notGranted(provider) })
-          }
+          const verification = isGranted(app, provider) ? registry.find(provider) : undefined
+          if (verification === undefined) return yield* new Forbidden({ reason: notGranted(provider) })
           if (auth.trim() === "") {
-            if (testing) return testUserIdentity(app.clientId, userId)
+            if (testing) return testUserIdentity(app.clientId, yield* canonicalTestUserId(userId))
             return yield* new InvalidAuth({
               reason: "auth is required (blank only for test-mode apps on test networks)"
             })
           }
+          const canonical = yield* canonicalId(verification, id)
           const verified = yield* verifyUser(app, provider, auth)
-          if (verified !== id) return yield* new Forbidden({ reason: "auth proves another user" })
-          return userWalletIdentity(provider, id)
+          if (verified !== canonical) return yield* new Forbidden({ reason: "auth proves another user" })
+          return userWalletIdentity(provider, canonical)
         })
 
         const identityOf = (app: App | undefined, userId: string) =>
-          Effect.suspend((): Effect.Effect<AccountIdentity, Forbidden> => {
+          Effect.suspend((): Effect.Effect<AccountIdentity, Forbidden | NonCanonicalUserId> => {
             const { provider, id } = splitUserId(userId)
             if (provider === TEST_IDENTITY_KIND) {
               return app?.testMode === true
-                ? Effect.succeed(testUserIdentity(app.clientId, userId))
+                ? Effect.map(canonicalTestUserId(userId), (canonical) => testUserIdentity(app.clientId, canonical))
                 : Effect.fail(new Forbidden({ reason: TEST_ONLY }))
             }
             const granted = app === undefined || isGranted(app, provider)
-            return granted && registry.find(provider) !== undefined
-              ? Effect.succeed(userWalletIdentity(provider, id))
-              : Effect.fail(new Forbidden({ reason: notGranted(provider) }))
+            const verification = granted ? registry.find(provider) : undefined
+            return verification === undefined
+              ? Effect.fail(new Forbidden({ reason: notGranted(provider) }))
+              : Effect.map(canonicalId(verification, id), (canonical) => userWalletIdentity(provider, canonical))
           })
 
         return AppAuth.of({ grant, authenticate, verifyUser, authorise, identityOf })

@@ -34,13 +34,24 @@ export class IdentityProviderUnavailable extends Schema.TaggedError<IdentityProv
   { provider: Schema.String }
 ) {}
 
+/**
+ * A `userId` (or a token's subject) that its provider's canonical form cannot take: no wallet is named for it, since
+ * no token could ever prove it. Answered 400 `non_canonical_user_id`, with the canonical spelling when one is clear.
+ */
+export class NonCanonicalUserId extends Schema.TaggedError<NonCanonicalUserId>()("NonCanonicalUserId", {
+  provider: Schema.String,
+  reason: Schema.String,
+  /** The canonical `userId` this one was meant to be, when that is clear (`tel:+15005550006`). */
+  canonical: Schema.optionalKey(Schema.String)
+}) {}
+
 /** An app would be granted a provider name the deployment has not registered (`registerApp`). */
 export class UnknownIdentityProvider extends Schema.TaggedError<UnknownIdentityProvider>()("UnknownIdentityProvider", {
   providers: Schema.Array(Schema.String)
 }) {}
 
 /** The errors of app and user authentication answered as problems (`OAuthError` has its own shape). */
-export type AuthError = TokenRejected | InvalidAuth | Forbidden | IdentityProviderUnavailable
+export type AuthError = TokenRejected | InvalidAuth | Forbidden | IdentityProviderUnavailable | NonCanonicalUserId
 
 /** How authentication's errors are answered. */
 export const authProblems: ProblemSlice<AuthError> = {
@@ -64,6 +75,14 @@ export const authProblems: ProblemSlice<AuthError> = {
     title: "Identity provider unavailable",
     detail: (e) => `The key set of the identity provider "${e.provider}" could not be fetched. Try again shortly.`,
     headers: () => ({ "retry-after": "5" })
+  },
+  NonCanonicalUserId: {
+    status: 400,
+    code: "non_canonical_user_id",
+    title: "Non-canonical user id",
+    detail: (e) =>
+      `The ${e.provider}: user id is not in its provider's canonical form: ${e.reason}.` +
+      (e.canonical === undefined ? "" : ` Send it as "${e.canonical}".`)
   }
 }
 

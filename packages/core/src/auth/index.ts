@@ -13,6 +13,7 @@ export {
 } from "./AppAuth"
 export { App, isGranted } from "./apps"
 export { ClientStore } from "./ClientStore"
+export { canonicalId, canonicalTestUserId, USER_ID_PATTERN } from "./canonicalIdentity"
 export { type ClientStatuses, withClientStatuses } from "./clientStatuses"
 export {
   AccessTokenRefused,
@@ -23,17 +24,20 @@ export {
   Forbidden,
   IdentityProviderUnavailable,
   InvalidAuth,
+  NonCanonicalUserId,
   OAuthError,
   PermanentlyRefused,
   TokenRejected,
   UnknownIdentityProvider
 } from "./errors"
 export {
+  CanonicalForm,
   ExternalIssuerConfig,
   type IdentityProvider,
   IdentityProviders,
   JwtAlgorithm,
   PHONE_PROVIDER,
+  type PhoneIdentityOptions,
   ProviderName,
   TEL_PROVIDER
 } from "./IdentityProviders"

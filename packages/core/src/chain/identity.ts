@@ -28,6 +28,14 @@ export const automationIdentity = (name: string): AccountIdentity => ({ _tag: "A
 /** The test user `id` (the request's whole `userId`) of the test-mode app `app` (its client id). */
 export const testUserIdentity = (app: string, id: string): AccountIdentity => ({ _tag: "TestUser", app, id })
 
+/** The `userId` an identity answers to (`<provider>:<id>`, a test user's whole id, an automation account's name). */
+export const userIdOf = (identity: AccountIdentity): string =>
+  AccountIdentity.match(identity, {
+    UserWallet: ({ provider, id }) => `${provider}:${id}`,
+    AutomationAccount: ({ name }) => name,
+    TestUser: ({ id }) => id
+  })
+
 /** The version tag that opens each domain's encoding: a new derivation gets a new tag, never a reused one. */
 export const ACCOUNT_DOMAIN_TAGS = {
   UserWallet: "walletgate/wallet/v1",

@@ -26,6 +26,7 @@ export {
   accountSalt,
   automationIdentity,
   testUserIdentity,
+  userIdOf,
   userWalletIdentity
 } from "./identity"
 export { deriveOwnerKey, KeyVault } from "./KeyVault"

@@ -5,7 +5,7 @@ import * as Layer from "effect/Layer"
 import { getAddress, type Hex } from "viem"
 import { AppAuth } from "../auth/AppAuth"
 import type { App } from "../auth/apps"
-import type { Forbidden, IdentityProviderUnavailable, InvalidAuth } from "../auth/errors"
+import type { Forbidden, IdentityProviderUnavailable, InvalidAuth, NonCanonicalUserId } from "../auth/errors"
 import type { BundlerError } from "../chain/Bundler"
 import {
   type CallReverted,
@@ -15,6 +15,7 @@ import {
   type GasPriceAboveCap,
   UnsupportedChain
 } from "../chain/errors"
+import { userIdOf } from "../chain/identity"
 import { type Network, Networks, rpc } from "../chain/networks"
 import { SpendPolicy } from "../chain/SpendPolicy"
 import { type OperationStatus, UserOperations } from "../chain/UserOperations"
@@ -86,6 +87,7 @@ export class Kernel extends Context.Service<
       | InvalidAuth
       | Forbidden
       | IdentityProviderUnavailable
+      | NonCanonicalUserId
       | CallReverted
       | GasCeilingExceeded
       | GasBudgetExhausted
@@ -143,6 +145,8 @@ export class Kernel extends Context.Service<
           const network = networks.resolve(request.chain)
           if (network === undefined) return yield* new UnsupportedChain({ chain: request.chain })
           const identity = yield* appAuth.authorise(app, request.userId, request.auth ?? "", network)
+          // Recorded and budgeted under its canonical form: two spellings of one user are one user.
+          const userId = userIdOf(identity)
 
           const calls = to.map((address, index) => ({
             to: getAddress(address),
@@ -152,12 +156,12 @@ export class Kernel extends Context.Service<
           const record = yield* operations.submit({
             network,
             identity,
-            intent: { calls, kind: "kernel", owner: app.clientId, details: { userId: request.userId } },
+            intent: { calls, kind: "kernel", owner: app.clientId, details: { userId } },
             // The calls alone over the ceiling: refused before the bundler spends time estimating them.
             checkExecutionGas: (gas) =>
-              spend.checkCeiling(network, { kind: "batch", app: app.clientId, user: request.userId }, gas),
+              spend.checkCeiling(network, { kind: "batch", app: app.clientId, user: userId }, gas),
             // The spend policy, before anything is sponsored or signed: a refusal costs nothing.
-            approveGas: (gas) => spend.reserve(network, { kind: "batch", app: app.clientId, user: request.userId }, gas)
+            approveGas: (gas) => spend.reserve(network, { kind: "batch", app: app.clientId, user: userId }, gas)
           })
           yield* Effect.logInfo("walletgate: kernel batch submitted").pipe(
             Effect.annotateLogs({

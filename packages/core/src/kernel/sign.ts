@@ -97,12 +97,16 @@ const digestOf = (request: SignRequest): { readonly hash: Hash; readonly type: "
   return { hash: hashTypedData(definition), type: "typedData" }
 }
 
-/** The network a signature is for: the one named, else typed data's chain id, else the first served. */
-const networkOf = (networks: Networks["Service"], request: SignRequest): Network | undefined => {
-  if (request.chain !== undefined) return networks.resolve(request.chain)
+/**
+ * The chain a signature is for, as asked: the one named, else typed data's `domain.chainId`; `undefined` for
+ * neither (the first network served).
+ */
+const chainAsked = (request: SignRequest): string | undefined => {
+  if (request.chain !== undefined) return request.chain
   const chainId = request.typedData?.domain?.chainId
-  if (typeof chainId === "number" || typeof chainId === "string") return networks.resolve(String(chainId))
-  return networks.all[0]
+  return typeof chainId === "number" || typeof chainId === "string" || typeof chainId === "bigint"
+    ? String(chainId)
+    : undefined
 }
 
 /**
@@ -119,8 +123,10 @@ export const signRoute = documented(
       const appAuth = yield* AppAuth
       const app = yield* appAuth.authenticate(context.request.headers.authorization)
       const request = yield* decodeSign(body)
-      const network = networkOf(yield* Networks, request)
-      if (network === undefined) return yield* new UnsupportedChain({ chain: request.chain ?? "" })
+      const networks = yield* Networks
+      const chain = chainAsked(request)
+      const network: Network | undefined = chain === undefined ? networks.all[0] : networks.resolve(chain)
+      if (network === undefined) return yield* new UnsupportedChain({ chain: chain ?? "" })
       const identity = yield* appAuth.authorise(app, request.userId, request.auth ?? "", network)
       const owner = yield* (yield* KeyVault).owner(identity)
       const account = identitySafe(owner.address, identity)

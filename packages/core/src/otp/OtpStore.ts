@@ -2,9 +2,9 @@ import { timingSafeEqual } from "node:crypto"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type { PhoneE164 } from "../auth/phone"
 import type { StoreUnavailable } from "../state/errors"
 import { makeExpiringMap } from "../state/expiringMap"
-import type { PhoneE164 } from "./phone"
 
 /** A code to store for a phone: only its HMAC, never the code itself. Times are epoch milliseconds. */
 export interface PendingCode {

@@ -4,6 +4,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { compactPhone, maskPhone, type PhoneE164, parsePhone } from "../auth/phone"
 import { SigningKeys } from "../auth/SigningKeys"
 import { USER_TOKEN_AUDIENCE, USER_TOKEN_TYPE } from "../auth/tokens"
 import { currentMoment } from "../internal/logging"
@@ -14,7 +15,6 @@ import { type RateLimited, rateLimitedAfter } from "../state/errors"
 import { type RateLimit, RateLimiter } from "../state/RateLimiter"
 import { ChallengeRequired, type InvalidPhone, OtpInvalid, SmsDeliveryFailed } from "./errors"
 import { OtpStore } from "./OtpStore"
-import { maskPhone, type PhoneE164, parsePhone } from "./phone"
 import { OtpPolicy } from "./policy"
 import { SignInChallenge } from "./SignInChallenge"
 import { SmsSender } from "./SmsSender"
@@ -84,7 +84,7 @@ export class PhoneSignIn extends Context.Service<
         createHmac("sha256", secretKey).update(`${phone}:${code}`).digest("hex")
 
       // Configured test numbers skip the NANP rules (they are often fictional 555 numbers) but nothing else.
-      const testPhoneOf = (input: string) => policy.testPhones.get(input.replace(/[\s\-().]/g, ""))
+      const testPhoneOf = (input: string) => policy.testPhones.get(compactPhone(input))
 
       const phoneWindowMs = policy.phoneWindowSeconds * 1000
       /** The limits a send counts against, all or none (one scope, `otp`): see docs/security.md for the order. */

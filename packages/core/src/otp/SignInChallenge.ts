@@ -1,6 +1,6 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
-import type { PhoneE164 } from "./phone"
+import type { PhoneE164 } from "../auth/phone"
 
 /** What a sign-in challenge checks: the answer a send came with, and what it may be bound to. */
 export interface ChallengeAttempt {

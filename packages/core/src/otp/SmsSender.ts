@@ -2,8 +2,8 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { maskPhone, type PhoneE164 } from "../auth/phone"
 import { SmsDeliveryFailed } from "./errors"
-import { maskPhone, type PhoneE164 } from "./phone"
 
 /** Sends one text message. Implementations fail with {@link SmsDeliveryFailed} and never hang. */
 export class SmsSender extends Context.Service<

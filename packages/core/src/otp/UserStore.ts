@@ -2,13 +2,12 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import { USER_ID_PATTERN } from "../auth/canonicalIdentity"
+import { PhoneE164 } from "../auth/phone"
 import type { StoreUnavailable } from "../state/errors"
-import { PhoneE164 } from "./phone"
 
 /** The stable id of a user: a version-4 UUID, given once and kept forever. */
-export const UserId = Schema.String.check(
-  Schema.isPattern(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
-).pipe(Schema.brand("UserId"))
+export const UserId = Schema.String.check(Schema.isPattern(USER_ID_PATTERN)).pipe(Schema.brand("UserId"))
 /** The stable id of a user. */
 export type UserId = typeof UserId.Type
 

@@ -1,10 +1,8 @@
 import * as Schema from "effect/Schema"
+import { InvalidPhone } from "../auth/phone"
 import type { ProblemSlice } from "../internal/problem"
 
-/** The phone number is not a US or Canadian number we can text. Answered 400 `invalid_phone`. */
-export class InvalidPhone extends Schema.TaggedError<InvalidPhone>()("InvalidPhone", {
-  reason: Schema.String
-}) {}
+export { InvalidPhone }
 
 /**
  * The code is wrong, expired, already used or voided. One error for all four, so answers reveal

@@ -1,7 +1,7 @@
 import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import { defaultPhoneRegions, PhoneE164, type PhoneRegion } from "./phone"
+import { defaultPhoneRegions, PhoneE164, type PhoneRegion } from "../auth/phone"
 
 /** The rules of phone sign-in (docs/security.md). Every field has a safe default. */
 export interface OtpPolicyOptions {

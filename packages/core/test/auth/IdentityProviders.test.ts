@@ -18,8 +18,14 @@ describe("IdentityProviders: one verifier per name, for the whole deployment", (
     const registry = IdentityProviders.make([issuer("acme"), issuer("okta", { subjectClaim: "uid" })])
     expect(registry.all.map((provider) => provider.name)).toEqual(["phone", "tel", "acme", "okta"])
     expect(registry.find("phone")).toEqual({ kind: "phone", name: "phone" })
-    expect(registry.find("tel")).toEqual({ kind: "tel", name: "tel" })
-    expect(registry.find("acme")).toMatchObject({ kind: "jwks", subjectClaim: "sub", algorithms: ["RS256"] })
+    expect(registry.find("tel")).toMatchObject({ kind: "tel", name: "tel", testPhones: new Set() })
+    // Declaring nothing keeps case (OIDC's sub is case-sensitive) and normalises Unicode to NFC.
+    expect(registry.find("acme")).toMatchObject({
+      kind: "jwks",
+      subjectClaim: "sub",
+      algorithms: ["RS256"],
+      canonical: { case: "preserve", unicode: "NFC", pattern: undefined }
+    })
     expect(registry.find("okta")).toMatchObject({ subjectClaim: "uid" })
     expect(registry.find("other")).toBeUndefined()
   })
@@ -48,7 +54,10 @@ describe("IdentityProviders: one verifier per name, for the whole deployment", (
       issuer("acme", { algorithms: ["HS256"] }),
       issuer("acme", { issuer: "" }),
       issuer("acme", { audience: "" }),
-      issuer("acme", { subjectClaim: "" })
+      issuer("acme", { subjectClaim: "" }),
+      issuer("acme", { canonical: { case: "upper" } }),
+      issuer("acme", { canonical: { unicode: "NFD" } }),
+      issuer("acme", { canonical: { pattern: "[" } })
     ]
     for (const entry of bad) {
       // @ts-expect-error: entries as an operator's configuration file could hold them
@@ -58,6 +67,14 @@ describe("IdentityProviders: one verifier per name, for the whole deployment", (
     for (const jwksUrl of ["http://127.0.0.1:8080/jwks.json", "http://localhost/jwks", "http://[::1]:9/jwks"]) {
       expect(IdentityProviders.make([issuer("local", { jwksUrl })]).find("local")).toMatchObject({ jwksUrl })
     }
+  })
+
+  it("anchors a declared pattern, and refuses a test phone that is not E.164", () => {
+    const registry = IdentityProviders.make([issuer("mail", { canonical: { case: "lower", pattern: "[^@]+@[^@]+" } })])
+    const mail = registry.find("mail")
+    expect(mail?.kind === "jwks" && mail.canonical.pattern?.test("a@b")).toBe(true)
+    expect(mail?.kind === "jwks" && mail.canonical.pattern?.test("x a@b@c")).toBe(false)
+    expect(() => IdentityProviders.make([], { testPhones: ["15005550006"] })).toThrow(/not E.164/)
   })
 
   it("grants only own entries: names on Object.prototype are never granted nor registered", () => {

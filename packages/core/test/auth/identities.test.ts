@@ -40,24 +40,24 @@ describe("user ids of public identifiers", () => {
   it("proves tel:<E.164> with the phone JWT of that number, and phone:<id> with the same JWT", async () => {
     const result = await run(
       Effect.gen(function* () {
-        const jwt = yield* phoneJwt("5c0f-user", "+14155552671")
+        const jwt = yield* phoneJwt("5c0f3b2a-9d4e-4f6a-8b1c-2d3e4f5a6b7c", "+14155552671")
         const auth = yield* AppAuth
         return [
           yield* auth.authorise(liveApp, "tel:+14155552671", jwt, LIVE),
-          yield* auth.authorise(liveApp, "phone:5c0f-user", jwt, LIVE)
+          yield* auth.authorise(liveApp, "phone:5c0f3b2a-9d4e-4f6a-8b1c-2d3e4f5a6b7c", jwt, LIVE)
         ]
       })
     )
     expect(Result.getOrThrow(result)).toEqual([
       { _tag: "UserWallet", provider: "tel", id: "+14155552671" },
-      { _tag: "UserWallet", provider: "phone", id: "5c0f-user" }
+      { _tag: "UserWallet", provider: "phone", id: "5c0f3b2a-9d4e-4f6a-8b1c-2d3e4f5a6b7c" }
     ])
   })
 
   it("refuses tel: of another number, a blank auth on a live network, and a provider the app is not granted", async () => {
     const refusals = await run(
       Effect.gen(function* () {
-        const jwt = yield* phoneJwt("5c0f-user", "+14155552671")
+        const jwt = yield* phoneJwt("5c0f3b2a-9d4e-4f6a-8b1c-2d3e4f5a6b7c", "+14155552671")
         const auth = yield* AppAuth
         const attempt = (app: App, userId: string, token: string, scope = LIVE) =>
           auth.authorise(app, userId, token, scope).pipe(
@@ -67,7 +67,7 @@ describe("user ids of public identifiers", () => {
         return [
           yield* attempt(liveApp, "tel:+14155552672", jwt),
           yield* attempt(liveApp, "tel:+14155552671", ""),
-          yield* attempt(testApp, "phone:5c0f-user", jwt, TESTNET),
+          yield* attempt(testApp, "phone:5c0f3b2a-9d4e-4f6a-8b1c-2d3e4f5a6b7c", jwt, TESTNET),
           yield* attempt(liveApp, "constructor:x", jwt)
         ]
       })
@@ -119,7 +119,7 @@ describe("user ids of public identifiers", () => {
           yield* phoneJwt("later-user", "+14155552671"),
           LIVE
         )
-        const notGranted = yield* Effect.flip(auth.identityOf(testApp, "phone:5c0f-user"))
+        const notGranted = yield* Effect.flip(auth.identityOf(testApp, "phone:5c0f3b2a-9d4e-4f6a-8b1c-2d3e4f5a6b7c"))
         const unregistered = yield* Effect.flip(auth.identityOf(undefined, "google:1"))
         return { open, forApp, proven, refused: [notGranted._tag, unregistered._tag] }
       })
@@ -128,5 +128,38 @@ describe("user ids of public identifiers", () => {
     expect(open).toEqual(proven)
     expect(forApp).toEqual(proven)
     expect(refused).toEqual(["Forbidden", "Forbidden"])
+  })
+
+  it("puts the token's subject in the provider's canonical form, as it does the id", async () => {
+    const user = "5c0f3b2a-9d4e-4f6a-8b1c-2d3e4f5a6b7c"
+    const outcomes = await run(
+      Effect.gen(function* () {
+        const auth = yield* AppAuth
+        const attempt = (userId: string, jwt: string) =>
+          auth.authorise(liveApp, userId, jwt, LIVE).pipe(
+            Effect.map((identity) => identity as { readonly _tag: string }),
+            Effect.catch((error) => Effect.succeed({ _tag: error._tag }))
+          )
+        return [
+          // A subject spelt with separators, or in upper case, proves the canonical id, and the id's spellings alike.
+          yield* attempt("tel:+14155552671", yield* phoneJwt(user, "+1-415-555-2671")),
+          yield* attempt("tel:+1(415)555-2671", yield* phoneJwt(user, "+14155552671")),
+          yield* attempt(`phone:${user}`, yield* phoneJwt(user.toUpperCase(), "+14155552671")),
+          // A subject no id can take proves nobody (invisible characters); a number sign-in refuses is no id at all.
+          yield* attempt("tel:+14155552671", yield* phoneJwt(user, "+14155552671\u200b")),
+          yield* attempt("tel:+18005550199", yield* phoneJwt(user, "+18005550199")),
+          // A non-canonical id is refused before its token is looked at.
+          yield* attempt("tel:14155552671", yield* phoneJwt(user, "+14155552671"))
+        ]
+      })
+    )
+    expect(Result.getOrThrow(outcomes)).toEqual([
+      { _tag: "UserWallet", provider: "tel", id: "+14155552671" },
+      { _tag: "UserWallet", provider: "tel", id: "+14155552671" },
+      { _tag: "UserWallet", provider: "phone", id: user },
+      { _tag: "InvalidAuth" },
+      { _tag: "NonCanonicalUserId" },
+      { _tag: "NonCanonicalUserId" }
+    ])
   })
 })

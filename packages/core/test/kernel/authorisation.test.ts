@@ -1,13 +1,18 @@
+import type { ExternalIssuerConfig } from "@walletgate/core"
 import { hashClientSecret } from "@walletgate/core/auth"
 import { generateKeyPair } from "jose"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { freshAddress, OTHER_PHONE, startKernelFixture } from "./fixture"
+import { freshAddress, OTHER_PHONE, startKernelFixture, TEST_PHONE } from "./fixture"
 import { type Issuer, startIssuer } from "./issuer"
 
 type Fixture = Awaited<ReturnType<typeof startKernelFixture>>
 
 /** The registration of `issuer` as the provider `name`. */
-const registered = (name: string, issuer: Issuer, extra: { readonly subjectClaim?: string } = {}) => ({
+const registered = (
+  name: string,
+  issuer: Issuer,
+  extra: Pick<ExternalIssuerConfig, "subjectClaim" | "canonical"> = {}
+) => ({
   name,
   jwksUrl: issuer.jwksUrl,
   issuer: issuer.issuer,
@@ -33,8 +38,12 @@ describe("kernel authorisation", () => {
   beforeAll(async () => {
     issuer = await startIssuer()
     f = await startKernelFixture({
-      identityProviders: [registered("ext", issuer), registered("ext-uid", issuer, { subjectClaim: "uid" })],
-      grants: ["ext", "ext-uid"],
+      identityProviders: [
+        registered("ext", issuer),
+        registered("ext-uid", issuer, { subjectClaim: "uid" }),
+        registered("mail", issuer, { canonical: { case: "lower" } })
+      ],
+      grants: ["ext", "ext-uid", "mail", "tel"],
       apps: [{ clientId: "wgc_live", secretHash: hashClientSecret("wgs_live"), providers: ["phone"], testMode: false }]
     })
     bearer = { authorization: `Bearer ${await f.accessToken()}` }
@@ -86,6 +95,27 @@ describe("kernel authorisation", () => {
     expect((await send(tx("ext:user-42", await issuer.sign("user-42")))).status).toBe(200)
     const other = await send(tx("ext:user-42", await issuer.sign("user-43")))
     expect(other.status).toBe(403)
+  })
+
+  it("sends from the address the resolver names for the id, whichever spelling of it tx was given", async () => {
+    const addressOf = async (userId: string) => {
+      const answer = await f.call("POST", "/v1/resolver", { userIds: [userId] }, bearer)
+      return (answer.body.users as ReadonlyArray<{ readonly accountAddress: string }>)[0]?.accountAddress
+    }
+    const user = await f.phoneUser(TEST_PHONE)
+    const byNumber = await send(tx("tel:+1-500-555-0006", user.jwt))
+    expect(byNumber).toMatchObject({ status: 200, body: { userId: "tel:+15005550006" } })
+    expect(byNumber.body.account).toBe(await addressOf("tel:+15005550006"))
+    expect(byNumber.body.account).toBe(await addressOf("tel:+1(500)555.0006"))
+    // The provider declares its ids lower-case: the token's subject and the id meet in that form.
+    const byMail = await send(tx("mail:Alice@Example.com", await issuer.sign("ALICE@example.COM")))
+    expect(byMail).toMatchObject({ status: 200, body: { userId: "mail:alice@example.com" } })
+    expect(byMail.body.account).toBe(await addressOf("mail:alice@example.com"))
+    // A spelling with no canonical form names no wallet, in tx as in the resolver.
+    expect(await send(tx("tel:15005550006", user.jwt))).toMatchObject({
+      status: 400,
+      body: { code: "non_canonical_user_id" }
+    })
   })
 
   it("reads the user's id from the claim the provider is registered with", async () => {

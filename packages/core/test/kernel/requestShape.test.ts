@@ -65,3 +65,21 @@ describe("POST /v1/kernel/tx refuses what it would not do as asked", () => {
     }
   })
 })
+
+describe("POST /v1/kernel/sign names the chain it does not serve", () => {
+  it("names typed data's domain.chainId, and the chain asked, never an empty name", async () => {
+    const granted = await post("/v1/auth", { client_id: "app-1", client_secret: "secret-1" })
+    const bearer = { authorization: `Bearer ${String(granted.body.access_token)}` }
+    const typedData = {
+      domain: { name: "Mail", chainId: 424242 },
+      types: { Mail: [{ name: "contents", type: "string" }] },
+      primaryType: "Mail",
+      message: { contents: "hi" }
+    }
+    const typed = await post("/v1/kernel/sign", { userId: "phone:alice", typedData, auth: "" }, bearer)
+    expect(typed).toMatchObject({ status: 400, body: { code: "unsupported_chain" } })
+    expect(typed.body.detail).toContain('"424242"')
+    const named = await post("/v1/kernel/sign", { userId: "phone:alice", chain: "nowhere", string: "hi" }, bearer)
+    expect(named.body.detail).toContain('"nowhere"')
+  })
+})

@@ -1,6 +1,6 @@
 import { Effect, Exit } from "effect"
 import { describe, expect, it } from "vitest"
-import { parsePhone } from "../../src/otp/phone"
+import { parsePhone } from "../../src/auth/phone"
 
 const accepts = (input: string) => Effect.runSync(parsePhone(input))
 const refuses = (input: string, regions?: Parameters<typeof parsePhone>[1]) =>

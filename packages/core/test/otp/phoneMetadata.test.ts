@@ -4,7 +4,7 @@ import fc from "fast-check"
 import { parsePhoneNumberFromString } from "libphonenumber-js/max"
 import { describe, expect, it } from "vitest"
 import { phoneMetadataSource } from "../../scripts/phone-metadata"
-import { defaultPhoneRegions, makeParsePhone, type PhoneRegion, parsePhone } from "../../src/otp/phone"
+import { defaultPhoneRegions, makeParsePhone, type PhoneRegion, parsePhone } from "../../src/auth/phone"
 
 // The rules of parsePhone over libphonenumber-js's full metadata: what sign-in used before the slice.
 const parseWithFullMetadata = makeParsePhone((e164) => parsePhoneNumberFromString(e164))
@@ -62,7 +62,7 @@ describe("phone metadata slice", () => {
 
   it("is the slice of the installed libphonenumber-js (regenerate with the core's build)", async () => {
     const { readFile } = await import("node:fs/promises")
-    const committed = await readFile(new URL("../../src/otp/phoneMetadata.generated.ts", import.meta.url), "utf8")
+    const committed = await readFile(new URL("../../src/auth/phoneMetadata.generated.ts", import.meta.url), "utf8")
     expect(committed).toBe(phoneMetadataSource())
   })
 })

@@ -1,6 +1,6 @@
 import * as Effect from "effect/Effect"
+import { PhoneE164 } from "../../auth/phone"
 import { OtpStore, type PendingCode } from "../../otp/OtpStore"
-import { PhoneE164 } from "../../otp/phone"
 import { concurrently, countOf, expectEqual, type PortContractCase, T0 } from "./contract"
 
 const PHONE = PhoneE164.make("+14155552671")

@@ -1,5 +1,5 @@
 import * as Effect from "effect/Effect"
-import { PhoneE164 } from "../../otp/phone"
+import { PhoneE164 } from "../../auth/phone"
 import { type User, UserId, UserStore } from "../../otp/UserStore"
 import { countOf, expectEqual, type PortContractCase, T0 } from "./contract"
 

@@ -1,7 +1,6 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type PhoneNumber, parsePhoneNumberFromString } from "libphonenumber-js/core"
-import { InvalidPhone } from "./errors"
 import { phoneMetadata } from "./phoneMetadata.generated"
 
 /** A phone number in E.164 form (`+1` and ten digits) that passed every rule of {@link parsePhone}. */
@@ -22,6 +21,14 @@ const SEPARATORS = /[\s\-().]/g
 // Toll-free (8NN with a repeated digit: 800, 822 … 888) and personal-communications (5NN) area codes.
 const NON_GEOGRAPHIC = /^(?:8(?:00|22|33|44|55|66|77|88)|5(?:00|22|33|44|66|77|88))$/
 
+/** The phone number is not a US or Canadian number we can text. Answered 400 `invalid_phone` by sign-in. */
+export class InvalidPhone extends Schema.TaggedError<InvalidPhone>()("InvalidPhone", {
+  reason: Schema.String
+}) {}
+
+/** A number as typed, without the separators people put in it (white space, `-`, `(`, `)`, `.`). */
+export const compactPhone = (input: string): string => input.replace(SEPARATORS, "")
+
 const refuse = (reason: string) => Effect.fail(new InvalidPhone({ reason }))
 
 /** How {@link makeParsePhone} reads an E.164 string into libphonenumber-js's number (with some metadata). */
@@ -34,7 +41,7 @@ export type PhoneNumberReader = (e164: string) => PhoneNumber | undefined
 export const makeParsePhone =
   (read: PhoneNumberReader) =>
   (input: string, regions: ReadonlyArray<PhoneRegion> = defaultPhoneRegions) => {
-    const compact = input.replace(SEPARATORS, "")
+    const compact = compactPhone(input)
     if (!/^\+1\d{10}$/.test(compact)) return refuse("expected +1 followed by 10 digits")
     const area = compact.slice(2, 5)
     const exchange = compact.slice(5, 8)
