@@ -29,9 +29,8 @@ export class NothingToDisperse extends Schema.TaggedError<NothingToDisperse>()("
   decimals: Schema.optionalKey(Schema.Int)
 }) {}
 
-/** `base` (base units) in whole tokens of `decimals`, when they are known. */
-const tokens = (base: string, decimals: number | undefined): string | undefined =>
-  decimals === undefined ? undefined : formatUnits(BigInt(base), decimals)
+/** `base` (base units) in whole tokens of `decimals` (known, and at most 255: `decimalsOfChecked` refuses more). */
+const tokens = (base: string, decimals: number): string => formatUnits(BigInt(base), decimals)
 
 /** An explicit payout asks for more of an asset than the account holds. Answered 422 `insufficient_balance`. */
 export class InsufficientBalance extends Schema.TaggedError<InsufficientBalance>()("InsufficientBalance", {
@@ -115,12 +114,10 @@ export const payoutProblems: ProblemSlice<PayoutError> = {
     status: 422,
     code: "nothing_to_disperse",
     title: "Nothing to disperse",
-    detail: (e) => {
-      const [available, minimum] = [tokens(e.available, e.decimals), tokens(e.minimum, e.decimals)]
-      return available === undefined || minimum === undefined
+    detail: (e) =>
+      e.decimals === undefined
         ? `${e.available} base units of ${e.asset} are available (balance less reserve); the minimum payout is ${e.minimum}.`
-        : `${available} of ${e.asset} (${e.available} base units) is available (balance less reserve); the minimum payout is ${minimum} (${e.minimum} base units).`
-    },
+        : `${tokens(e.available, e.decimals)} of ${e.asset} (${e.available} base units) is available (balance less reserve); the minimum payout is ${tokens(e.minimum, e.decimals)} (${e.minimum} base units).`,
     extensions: (e) => ({
       asset: e.asset,
       available: e.available,
