@@ -9,7 +9,9 @@ import {
   encodeFunctionData,
   erc20Abi,
   formatUnits,
-  getAddress
+  getAddress,
+  getContractError,
+  type Hex
 } from "viem"
 import { Forbidden } from "../auth/errors"
 import type { BundlerError, BundlerRefusedSetup, BundlerRejected } from "../chain/Bundler"
@@ -50,6 +52,7 @@ import {
   type AssetAmount,
   automateStatuses,
   type DisperseRequest,
+  MAX_DECIMALS,
   MAX_TRANSFERS,
   type PayoutResponse,
   type Transfer
@@ -85,9 +88,15 @@ export const payoutView = (record: TxRecord, status?: OperationStatus): PayoutRe
   }
 }
 
-/** An amount of the record (base units, and the asset's decimals where known) with its token amount beside. */
+/**
+ * An amount of the record (base units, and the asset's decimals where known) with its token amount beside; none for
+ * decimals over {@link MAX_DECIMALS} (never recorded since they are refused, but formatting them would take time
+ * that grows with them).
+ */
 const inTokens = <A extends { readonly amount: string; readonly decimals?: number }>(part: A): A =>
-  part.decimals === undefined ? part : { ...part, tokenAmount: formatUnits(BigInt(part.amount), part.decimals) }
+  part.decimals === undefined || part.decimals > MAX_DECIMALS
+    ? part
+    : { ...part, tokenAmount: formatUnits(BigInt(part.amount), part.decimals) }
 
 /** The decimals of the native coin of every network walletgate serves (ETH, MATIC, …). */
 export const NATIVE_DECIMALS = 18
@@ -223,21 +232,32 @@ export class Payouts extends Context.Service<
 
       /**
        * The asset's decimals, its code already checked: 18 for the native coin, else its `decimals()`; undefined
-       * when the contract does not answer it (an ERC-20 without the optional metadata).
+       * when the contract does not answer it (reverts, or answers nothing: an ERC-20 without the optional metadata).
+       * An answer that is not one word holding a `uint8` fails `AssetDecimalsUnknown` before anything is scaled or
+       * formatted: formatting grows with the decimals (viem's `formatUnits` is quadratic in them), and a contract
+       * chooses them.
        */
       const decimalsOfChecked = (
         network: Network,
         asset: Address
-      ): Effect.Effect<number | undefined, ChainUnavailable> =>
+      ): Effect.Effect<number | undefined, ChainUnavailable | AssetDecimalsUnknown> =>
         asset === NATIVE_ASSET
           ? Effect.succeed(NATIVE_DECIMALS)
           : rpc(network, "decimals", () =>
               network.publicClient
-                .readContract({ address: asset, abi: erc20Abi, functionName: "decimals" })
+                .request({ method: "eth_call", params: [{ to: asset, data: DECIMALS_CALL }, "latest"] })
                 .catch((error: unknown) => {
-                  if (contractRefused(error)) return undefined
+                  if (contractRefused(getContractError(error as BaseError, decimalsCall))) return "0x" as const
                   throw error
                 })
+            ).pipe(
+              Effect.flatMap((answer) => {
+                if (answer === "0x") return Effect.succeed(undefined)
+                const decimals = uint8Word(answer)
+                return decimals === undefined
+                  ? Effect.fail(new AssetDecimalsUnknown({ asset, answer: "not_uint8" }))
+                  : Effect.succeed(decimals)
+              })
             )
 
       const planNonce = (network: Network, account: Address, entryPoint: Address) =>
@@ -251,8 +271,14 @@ export class Payouts extends Context.Service<
         const reserve = BigInt(plan.reserve)
         const available = balance > reserve ? balance - reserve : 0n
         const minimum = BigInt(plan.minimumPayout)
+        const decimals = yield* decimalsOfChecked(network, asset)
         if (available === 0n || available < minimum) {
-          return yield* new NothingToDisperse({ available: String(available), minimum: String(minimum) })
+          return yield* new NothingToDisperse({
+            asset,
+            available: String(available),
+            minimum: String(minimum),
+            ...(decimals === undefined ? {} : { decimals })
+          })
         }
         // Shares are floored; what flooring leaves stays in the account and is reported.
         const transfers = plan.recipients
@@ -263,7 +289,6 @@ export class Payouts extends Context.Service<
           }))
           .filter((transfer) => transfer.amount > 0n)
         const paid = transfers.reduce((sum, transfer) => sum + transfer.amount, 0n)
-        const decimals = yield* decimalsOfChecked(network, asset)
         return {
           transfers: transfers.map((transfer) => ({ ...transfer, decimals })),
           remainder: [{ asset, amount: available - paid, decimals }]
@@ -291,7 +316,9 @@ export class Payouts extends Context.Service<
           []
         for (const [index, asset] of assets.entries()) {
           const known = decimals.get(asset)
-          if (unit === "token" && known === undefined) return yield* new AssetDecimalsUnknown({ asset })
+          if (unit === "token" && known === undefined) {
+            return yield* new AssetDecimalsUnknown({ asset, answer: "none" })
+          }
           const scale = unit === "base" ? 0 : (known ?? 0)
           const amount = toBaseUnits(amounts[index] ?? "0", scale)
           const path = `/amounts/${index}`
@@ -370,7 +397,10 @@ export class Payouts extends Context.Service<
               BundlerRejected: (error) => planTurnTaken(network, safe, nonce, error),
               BundlerRefusedSetup: (error) => planTurnTaken(network, safe, nonce, error),
               BundlerUnavailable: (error) => planTurnTaken(network, safe, nonce, error),
-              CallReverted: (error) => planTurnTaken(network, safe, nonce, error)
+              CallReverted: (error) => planTurnTaken(network, safe, nonce, error),
+              // The winner of a race of plan payouts can land between this one's balance read and its simulation,
+              // which then fails for want of funds (a node error, not a revert): the moved nonce tells it apart.
+              ChainUnavailable: (error) => planTurnTaken(network, safe, nonce, error)
             })
           )
         yield* Effect.logInfo("walletgate: payout submitted").pipe(
@@ -381,14 +411,14 @@ export class Payouts extends Context.Service<
 
       /**
        * A plan payout that failed because another plan payout of the account took its nonce (included, or waiting in
-       * the bundler) is `PlanPayoutTaken`; anything else fails as itself, as `operationOutcomes` classified it (a
-       * bundler that did not answer as the chain's `ChainUnavailable`).
+       * the bundler) is `PlanPayoutTaken`, whatever the failure looked like; anything else fails as itself, as
+       * `operationOutcomes` classified it (a bundler that did not answer as the chain's `ChainUnavailable`).
        */
       const planTurnTaken = (
         network: Network,
         safe: SafeAccount,
         nonce: OperationNonce | undefined,
-        error: BundlerError
+        error: BundlerError | ChainUnavailable
       ): Effect.Effect<
         never,
         PlanPayoutTaken | CallReverted | BundlerRejected | BundlerRefusedSetup | ChainUnavailable
@@ -502,6 +532,17 @@ export const toBaseUnits = (amount: string, decimals: number): bigint | undefine
   const significant = fraction.replace(/0+$/, "")
   if (significant.length > decimals) return undefined
   return BigInt(whole) * 10n ** BigInt(decimals) + BigInt(significant.padEnd(decimals, "0") || "0")
+}
+
+/** `decimals()`: its selector as call data, and its name and ABI to read a refusal by. */
+const DECIMALS_CALL: Hex = "0x313ce567"
+const decimalsCall = { abi: erc20Abi, functionName: "decimals", args: [] }
+
+/** The `uint8` in `answer` when it is exactly one ABI word holding 0–255 (an ERC-20's `decimals()`), else undefined. */
+const uint8Word = (answer: Hex): number | undefined => {
+  if (!/^0x[0-9a-fA-F]{64}$/.test(answer)) return undefined
+  const value = BigInt(answer)
+  return value <= BigInt(MAX_DECIMALS) ? Number(value) : undefined
 }
 
 /** Whether a contract call failed because the contract refused it (reverted, or has no such function). */

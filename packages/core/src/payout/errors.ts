@@ -1,4 +1,5 @@
 import * as Schema from "effect/Schema"
+import { formatUnits } from "viem"
 import type { ProblemSlice } from "../internal/problem"
 
 /** No API key, or one that is unknown or revoked. Answered 401 `invalid_api_key`. */
@@ -15,11 +16,21 @@ export class AccountNotFound extends Schema.TaggedError<AccountNotFound>()("Acco
 /** The account has no payout plan and the request named no transfers. Answered 422 `no_payout_plan`. */
 export class NoPayoutPlan extends Schema.TaggedError<NoPayoutPlan>()("NoPayoutPlan", {}) {}
 
-/** What is available (balance less reserve) is below the plan's minimum payout. Answered 422. */
+/**
+ * What is available (balance less reserve) is below the plan's minimum payout. Answered 422 `nothing_to_disperse`, in
+ * base units and, where the asset's decimals are known, in whole tokens too (as the payout answer gives amounts).
+ */
 export class NothingToDisperse extends Schema.TaggedError<NothingToDisperse>()("NothingToDisperse", {
+  asset: Schema.String,
+  /** Base units. */
   available: Schema.String,
-  minimum: Schema.String
+  /** Base units. */
+  minimum: Schema.String,
+  decimals: Schema.optionalKey(Schema.Int)
 }) {}
+
+/** `base` (base units) in whole tokens of `decimals` (known, and at most 255: `decimalsOfChecked` refuses more). */
+const tokens = (base: string, decimals: number): string => formatUnits(BigInt(base), decimals)
 
 /** An explicit payout asks for more of an asset than the account holds. Answered 422 `insufficient_balance`. */
 export class InsufficientBalance extends Schema.TaggedError<InsufficientBalance>()("InsufficientBalance", {
@@ -47,11 +58,13 @@ export class AmountPrecision extends Schema.TaggedError<AmountPrecision>()("Amou
 }) {}
 
 /**
- * Token amounts for an asset whose contract does not answer `decimals()`, so no token amount can be scaled for it.
- * Answered 422 `asset_decimals_unknown`; `unit: "base"` pays it in base units.
+ * The asset's decimals are not known: its contract does not answer `decimals()` (`answer: "none"`; token amounts
+ * cannot be scaled, `unit: "base"` pays it in base units), or answers something that is not one word holding a
+ * `uint8` (`"not_uint8"`: no ERC-20 does that, and it is paid in no unit). Answered 422 `asset_decimals_unknown`.
  */
 export class AssetDecimalsUnknown extends Schema.TaggedError<AssetDecimalsUnknown>()("AssetDecimalsUnknown", {
-  asset: Schema.String
+  asset: Schema.String,
+  answer: Schema.Literals(["none", "not_uint8"])
 }) {}
 
 /** No payout with this id for this account. Answered 404 `payout_not_found`. */
@@ -101,8 +114,22 @@ export const payoutProblems: ProblemSlice<PayoutError> = {
     status: 422,
     code: "nothing_to_disperse",
     title: "Nothing to disperse",
-    detail: (e) => `${e.available} is available (balance less reserve); the minimum payout is ${e.minimum}.`,
-    extensions: (e) => ({ available: e.available, minimum: e.minimum })
+    detail: (e) =>
+      e.decimals === undefined
+        ? `${e.available} base units of ${e.asset} are available (balance less reserve); the minimum payout is ${e.minimum}.`
+        : `${tokens(e.available, e.decimals)} of ${e.asset} (${e.available} base units) is available (balance less reserve); the minimum payout is ${tokens(e.minimum, e.decimals)} (${e.minimum} base units).`,
+    extensions: (e) => ({
+      asset: e.asset,
+      available: e.available,
+      minimum: e.minimum,
+      ...(e.decimals === undefined
+        ? {}
+        : {
+            decimals: e.decimals,
+            availableTokenAmount: tokens(e.available, e.decimals),
+            minimumTokenAmount: tokens(e.minimum, e.decimals)
+          })
+    })
   },
   InsufficientBalance: {
     status: 422,
@@ -147,7 +174,9 @@ export const payoutProblems: ProblemSlice<PayoutError> = {
     code: "asset_decimals_unknown",
     title: "Token decimals unknown",
     detail: (e) =>
-      `${e.asset} does not answer decimals(), so a token amount cannot be scaled for it: send unit "base" and amounts in base units. Nothing was sent.`,
-    extensions: (e) => ({ asset: e.asset })
+      e.answer === "none"
+        ? `${e.asset} does not answer decimals(), so a token amount cannot be scaled for it: send unit "base" and amounts in base units. Nothing was sent.`
+        : `${e.asset} answers decimals() with something other than a uint8 (one word, 0 to 255), as no ERC-20 does: it is paid out in no unit. Nothing was sent.`,
+    extensions: (e) => ({ asset: e.asset, answer: e.answer })
   }
 }

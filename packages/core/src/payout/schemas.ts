@@ -2,6 +2,9 @@ import * as Schema from "effect/Schema"
 import { AddressString } from "../chain/schemas"
 import { TxStatus } from "../state/TransactionLog"
 
+/** The most decimals an asset may have: ERC-20's `decimals()` is a `uint8`. A larger answer is refused. */
+export const MAX_DECIMALS = 255
+
 /** The most transfers in one payout. */
 export const MAX_TRANSFERS = 255
 

@@ -343,6 +343,12 @@ const required = <A>(
     : Effect.fail(new ChainUnavailable({ network: network.slug, cause: `${what} could not be read` }))
 }
 
+/**
+ * The longest `symbol()` taken from a token, in UTF-16 code units: a contract chooses its symbol, and it is stored in
+ * the order index and answered in every listing. A longer one is not read (the token list's symbol, or `UNKNOWN`).
+ */
+export const MAX_SYMBOL_LENGTH = 64
+
 /** The metadata whose `decimals()` result is at `index` and `symbol()` result right after it. */
 const metadataAt = (results: ReadonlyArray<CallResult>, index: number): TokenMetadata => {
   const decimals = results[index]
@@ -353,7 +359,10 @@ const metadataAt = (results: ReadonlyArray<CallResult>, index: number): TokenMet
         ? decimals.result
         : undefined,
     symbol:
-      symbol?.status === "success" && Predicate.isString(symbol.result) && symbol.result.trim() !== ""
+      symbol?.status === "success" &&
+      Predicate.isString(symbol.result) &&
+      symbol.result.trim() !== "" &&
+      symbol.result.length <= MAX_SYMBOL_LENGTH
         ? symbol.result
         : undefined
   }

@@ -3,7 +3,17 @@ import type { AddressInfo } from "node:net"
 import { SecureRandom } from "@walletgate/core"
 import { makeApiKey, type NewApiKey } from "@walletgate/core/payout"
 import { Effect, Logger } from "effect"
-import { type Address, encodeErrorResult, getAddress, type Hex, parseAbi, parseEther, size, zeroAddress } from "viem"
+import {
+  type Address,
+  encodeErrorResult,
+  formatEther,
+  getAddress,
+  type Hex,
+  parseAbi,
+  parseEther,
+  size,
+  zeroAddress
+} from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Bundler, makeJsonRpcBundler } from "../../src/chain/Bundler"
@@ -282,15 +292,20 @@ describe("payouts as user operations from automation Safes (anvil + alto)", () =
     expect(await f.balance(dave)).toBe(7n)
   })
 
-  it("executes one of 20 concurrent plan payouts of a new account, and one of 20 of the deployed account", async () => {
-    const round = async (amount: bigint) => {
+  it("executes one of 20 concurrent plan payouts, 20 rounds in a row: the losers are told 409 or the payout that ran, never 503", async () => {
+    for (let index = 0; index < 20; index++) {
+      const amount = 12_345n + BigInt(index)
       await f.fund(account.race, amount)
       const before = await f.balance(alice)
-      const answers = await Promise.all(Array.from({ length: 20 }, () => disperse("race")))
-      const paid = answers.filter((answer) => answer.status === 200)
-      // Requests that signed the same operation (same nonce, balance, gas and fees) share its one record: one payout.
-      expect(new Set(paid.map((answer) => answer.body.id)).size).toBe(1)
-      expect(new Set(paid.map((answer) => answer.body.userOpHash)).size).toBe(1)
+      // Together, or arriving 10–30 ms apart: a late one may read the balance before the winner lands and simulate
+      // after it (a node error for want of funds, once answered 503). The first round deploys the Safe.
+      const spacing = (index % 4) * 10
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, async (_, i) => {
+          await wait(spacing * i)
+          return disperse("race")
+        })
+      )
       // The others find their turn taken (409) or, once the winner landed, nothing left (422): nothing sent.
       for (const answer of answers.filter((a) => a.status !== 200)) {
         expect([
@@ -298,16 +313,17 @@ describe("payouts as user operations from automation Safes (anvil + alto)", () =
           [422, "nothing_to_disperse"]
         ]).toContainEqual([answer.status, answer.body.code])
       }
-      expect((await final("race", paid[0] as Answer)).body.status).toBe("confirmed")
-      await wait(300)
+      // Requests that signed the same operation (same nonce, balance, gas and fees) share its one record; one signed
+      // a block later (other fees) may replace it in the bundler's mempool: it ends dropped (faults.test.ts).
+      expect(answers.filter((a) => a.status === 200).length).toBeGreaterThan(0)
+      const deadline = Date.now() + 20_000
+      while ((await f.balance(alice)) - before < amount && Date.now() < deadline) await wait(50)
       expect((await f.balance(alice)) - before).toBe(amount)
       expect(await f.balance(account.race)).toBe(0n)
     }
-    await round(12_345n)
-    await round(54_321n)
-    // Two operations in all, one per round; the EntryPoint executed no other.
-    expect(await f.executed(account.race)).toHaveLength(2)
-  })
+    // One operation per round; the EntryPoint executed no other.
+    expect(await f.executed(account.race)).toHaveLength(20)
+  }, 120_000)
 
   it("answers 20 concurrent requests with one Idempotency-Key with one operation and 20 identical bodies", async () => {
     const before = await f.balance(bob)
@@ -362,6 +378,19 @@ describe("payouts as user operations from automation Safes (anvil + alto)", () =
     expect((await disperse("unplanned")).body.code).toBe("no_payout_plan")
     const minimum = await disperse("native")
     expect([minimum.status, minimum.body.code]).toEqual([422, "nothing_to_disperse"])
+    // In base units and in whole tokens, as the payout answer gives amounts (the plan's minimum is 1000 wei).
+    const available = String(minimum.body.available)
+    expect(minimum.body).toMatchObject({
+      asset: zeroAddress,
+      available: expect.stringMatching(/^\d+$/),
+      minimum: "1000",
+      decimals: 18,
+      availableTokenAmount: formatEther(BigInt(available)),
+      minimumTokenAmount: "0.000000000000001"
+    })
+    expect(minimum.body.detail).toContain(
+      `${formatEther(BigInt(available))} of ${zeroAddress} (${available} base units)`
+    )
     expect(
       (await f.call("POST", `/v1/mainnet/account/${account.native}/payout/disperse`, {}, { "x-api-key": keys.main }))
         .body.code

@@ -33,6 +33,24 @@ describe("dust-sweeping lookups under an attacker's load", () => {
     await chain?.stop()
   })
 
+  it("takes no symbol() longer than 64 characters from a token: the token list's symbol is shown", async () => {
+    const long = await chain.deployToken("L".repeat(65), 18)
+    const holding = freshAccount()
+    await chain.mint(long, holding.address, parseUnits("1", 18))
+    const api = chain.gateway({
+      tokens: [{ address: long, symbol: "LONG", decimals: 18 }],
+      prices: { eth: 2000, tokens: { [long]: 1 } },
+      cacheSeconds: 0
+    })
+    const answer = await api.get(`/api/${holding.address}`)
+    expect(answer.status).toBe(200)
+    const symbols = (answer.body as { portfolio: Array<{ token: { symbol: string } }> }).portfolio.map(
+      (entry) => entry.token.symbol
+    )
+    expect(symbols).toContain("LONG")
+    expect(symbols.every((symbol) => symbol.length <= 64)).toBe(true)
+  })
+
   it("answers N identical lookups in one block with one read of the chain and a head read each, and reads again after the cache time", async () => {
     const api = chain.gateway(options({ cacheSeconds: 1, lookupsPerIpPerMinute: 1_000 }))
     chain.counter.reset()
