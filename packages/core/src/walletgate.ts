@@ -13,6 +13,7 @@ import { bundlerEndpoints, type NetworkConfig, Networks } from "./chain/networks
 import { composeGateway } from "./compose"
 import type { Gateway } from "./http/contract"
 import { type KernelTxOptions, kernelTx, pipeline } from "./kernel/module"
+import { AuditLog } from "./operator/AuditLog"
 import { type EmbeddedSignInOptions, embeddedSignInPorts, phoneSignIn } from "./otp/module"
 import type { OtpStore } from "./otp/OtpStore"
 import type { OtpPolicy } from "./otp/policy"
@@ -59,6 +60,7 @@ export type GatewayPorts =
   | BalanceReader
   | PriceOracle
   | OrderIndex
+  | AuditLog
 
 /** Options of {@link embeddedPorts}. */
 export interface EmbeddedOptions extends EmbeddedSignInOptions {
@@ -129,7 +131,8 @@ export const embeddedPorts = (options: EmbeddedOptions = {}): Layer.Layer<Gatewa
     TokenRegistry.layer(options.sweeper === undefined ? {} : { [options.sweeper.network]: options.sweeper.tokens }),
     PriceOracle.static(options.sweeper?.prices),
     BalanceReader.multicall,
-    OrderIndex.memory
+    OrderIndex.memory,
+    AuditLog.memory()
   )
 }
 

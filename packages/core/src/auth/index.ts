@@ -7,6 +7,7 @@ export {
   type AppCredentials,
   type ClientCredentials,
   hashClientSecret,
+  newClientSecret,
   registerApp,
   TEST_IDENTITY_KIND,
   type UserScope

@@ -16,7 +16,7 @@ import {
   UnsupportedChain
 } from "../chain/errors"
 import { type Network, Networks, rpc } from "../chain/networks"
-import { SpendPolicy } from "../chain/SpendPolicy"
+import { type GasPayer, SpendPolicy } from "../chain/SpendPolicy"
 import { type OperationStatus, UserOperations } from "../chain/UserOperations"
 import { InvalidRequest } from "../http/errors"
 import type { StoreUnavailable } from "../state/errors"
@@ -143,6 +143,12 @@ export class Kernel extends Context.Service<
           const network = networks.resolve(request.chain)
           if (network === undefined) return yield* new UnsupportedChain({ chain: request.chain })
           const identity = yield* appAuth.authorise(app, request.userId, request.auth ?? "", network)
+          const payer: GasPayer = {
+            kind: "batch",
+            app: app.clientId,
+            user: request.userId,
+            ...(app.gasPerDay === undefined ? {} : { gasPerDay: app.gasPerDay })
+          }
 
           const calls = to.map((address, index) => ({
             to: getAddress(address),
@@ -154,10 +160,9 @@ export class Kernel extends Context.Service<
             identity,
             intent: { calls, kind: "kernel", owner: app.clientId, details: { userId: request.userId } },
             // The calls alone over the ceiling: refused before the bundler spends time estimating them.
-            checkExecutionGas: (gas) =>
-              spend.checkCeiling(network, { kind: "batch", app: app.clientId, user: request.userId }, gas),
+            checkExecutionGas: (gas) => spend.checkCeiling(network, payer, gas),
             // The spend policy, before anything is sponsored or signed: a refusal costs nothing.
-            approveGas: (gas) => spend.reserve(network, { kind: "batch", app: app.clientId, user: request.userId }, gas)
+            approveGas: (gas) => spend.reserve(network, payer, gas)
           })
           yield* Effect.logInfo("walletgate: kernel batch submitted").pipe(
             Effect.annotateLogs({

@@ -45,7 +45,13 @@ const RecordJson = Schema.fromJsonString(
     sentAfterBlock: Schema.optionalKey(Schema.Int),
     gasHold: Schema.optionalKey(
       Schema.Struct({
-        entries: Schema.Array(Schema.Struct({ scope: Schema.String, names: Schema.Array(Schema.String) })),
+        entries: Schema.Array(
+          Schema.Struct({
+            scope: Schema.String,
+            names: Schema.Array(Schema.String),
+            windowMs: Schema.optionalKey(Schema.Number)
+          })
+        ),
         gas: Schema.Number,
         windowMs: Schema.Number,
         at: Schema.Number

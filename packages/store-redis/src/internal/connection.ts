@@ -74,6 +74,7 @@ export interface Commands {
   lrange(key: string, start: number, stop: number): Promise<unknown>
   sadd(key: string, ...members: Array<string>): Promise<unknown>
   smembers(key: string): Promise<unknown>
+  srem(key: string, ...members: Array<string>): Promise<unknown>
 }
 
 const reason = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
@@ -95,7 +96,8 @@ const commandsOf = (client: RedisClient): Commands => ({
   hvals: (key) => client.call("HVALS", key),
   lrange: (key, start, stop) => client.call("LRANGE", key, start, stop),
   sadd: (key, ...members) => client.call("SADD", key, ...members),
-  smembers: (key) => client.call("SMEMBERS", key)
+  smembers: (key) => client.call("SMEMBERS", key),
+  srem: (key, ...members) => client.call("SREM", key, ...members)
 })
 
 // A Redis error reply starts with its code (RESP: "the first word … is the error prefix").
