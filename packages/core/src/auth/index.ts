@@ -39,7 +39,13 @@ export {
   TEL_PROVIDER
 } from "./IdentityProviders"
 export { type AppAuthPorts, appAuth } from "./module"
-export { OPERATOR_TOKEN_MIN_LENGTH } from "./operator"
+export {
+  DEFAULT_OPERATOR_TOKEN_ID,
+  OPERATOR_TOKEN_MIN_LENGTH,
+  type OperatorToken,
+  operatorCheck,
+  operatorTokensOf
+} from "./operator"
 export { AccessTokenResponse } from "./routes"
 export {
   type JsonWebKeySet,

@@ -15,7 +15,27 @@ export {
   type OperatorError,
   operatorProblems
 } from "./errors"
+export {
+  OPERATOR_REQUESTS_PER_MINUTE_DEFAULT,
+  type OperatorGuardOptions,
+  OperatorUnauthorized,
+  operatorGuard,
+  operatorGuardProblems
+} from "./guard"
+export { type OperatorApiPorts, operatorApi } from "./module"
 export { type NewAccount, type NewApp, type NewKey, Operator } from "./Operator"
+export { NetworkView, OperationView, OperatorReads } from "./reads"
+export {
+  AppProvidersRequest,
+  AuditQueryParams,
+  BudgetsQueryParams,
+  CreateAppRequest,
+  CreateKeyRequest,
+  OperationsQueryParams,
+  operatorRoutes,
+  RegisterAccountRequest,
+  SetBudgetRequest
+} from "./routes"
 export {
   AccountView,
   type Actor,
