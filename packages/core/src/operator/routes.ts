@@ -66,8 +66,11 @@ export const RegisterAccountRequest = Schema.Struct({
 /** Body of `PUT /v1/operator/budgets/{clientId}`: gas per UTC day on each network, or `null` for no day budget. */
 export const SetBudgetRequest = Schema.Struct({ gasPerDay: Schema.NullOr(Schema.Number) })
 
-const Time = Text(40).check(
-  Schema.makeFilter((value) => !Number.isNaN(Date.parse(value)), { message: "Expected an ISO 8601 time" })
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/
+const Time = Schema.String.check(
+  Schema.makeFilter((value) => ISO_TIME.test(value) && !Number.isNaN(Date.parse(value)), {
+    message: "Expected an ISO 8601 time (2026-01-31 or 2026-01-31T12:00:00Z)"
+  })
 )
 const Limit = Schema.String.check(Schema.isPattern(/^[0-9]{1,4}$/, { message: "Expected a whole number" }))
 
