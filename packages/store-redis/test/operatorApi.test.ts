@@ -16,7 +16,7 @@ const unreachable: NetworkConfig = {
   chainId: 31337,
   rpcUrl: "http://127.0.0.1:9",
   testnet: true,
-  contracts: {}
+  contracts: { sweeper: "0x0000000000000000000000000000000000000004" }
 }
 
 let server: RedisServer
