@@ -10,6 +10,7 @@ export const entries = {
   "kernel/index": "src/kernel/index.ts",
   "payout/index": "src/payout/index.ts",
   "sweeper/index": "src/sweeper/index.ts",
+  "operator/index": "src/operator/index.ts",
   "state/index": "src/state/index.ts",
   "chain/index": "src/chain/index.ts",
   "config/index": "src/config/index.ts",

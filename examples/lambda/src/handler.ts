@@ -21,6 +21,8 @@ const gateway = makeGateway({
     onNone: () => ({}),
     onSome: (token) => ({ operatorToken: Redacted.value(token) })
   }),
+  // With an operator token (WALLETGATE_OPERATOR_TOKEN or _TOKENS), the operator API is served under /v1/operator/.
+  operatorTokens: Redacted.value(settings.operatorTokens),
   ports: Layer.mergeAll(
     embeddedPorts({
       issuer: settings.issuer,

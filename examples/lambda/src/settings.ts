@@ -9,6 +9,7 @@ import {
   identityProvidersFromEnv,
   issuerFromEnv,
   operatorTokenFromEnv,
+  operatorTokensFromEnv,
   optionalMasterSecretFromEnv,
   redisUrlFromEnv,
   resolverAccessFromEnv,
@@ -81,6 +82,7 @@ export const productionSettings = () =>
       networks: yield* gatewayNetworksFromEnv,
       identityProviders: yield* identityProvidersFromEnv,
       operatorToken: yield* operatorTokenFromEnv,
+      operatorTokens: yield* operatorTokensFromEnv,
       clientStatuses: yield* clientStatusesFromEnv,
       resolverAccess: yield* resolverAccessFromEnv
     }

@@ -21,6 +21,7 @@ import {
   identityProvidersFromEnv,
   masterSecretFromEnv,
   operatorTokenFromEnv,
+  operatorTokensFromEnv,
   portFromEnv,
   redisUrlFromEnv,
   resolverAccessFromEnv,
@@ -58,6 +59,7 @@ const settings = await Effect.runPromise(
       identityProviders: yield* identityProvidersFromEnv,
       redisUrl: yield* redisUrlFromEnv,
       operatorToken: yield* operatorTokenFromEnv,
+      operatorTokens: yield* operatorTokensFromEnv,
       clientStatuses: yield* clientStatusesFromEnv,
       resolverAccess: yield* resolverAccessFromEnv
     }
@@ -187,13 +189,15 @@ const demoAccount = {
     reserve: parseEther("0.1").toString()
   }
 }
-// The operator token unlocks the spend detail of GET /v1/health; made anew at each start unless configured.
+// The operator token opens the operator API (/v1/operator/*) and the spend detail of GET /v1/health; made anew at each
+// start unless configured.
 const operatorToken = Option.match(settings.operatorToken, {
   onNone: () => randomBytes(24).toString("base64url"),
   onSome: Redacted.value
 })
 const gateway = makeGateway({
   operatorToken,
+  operatorTokens: Redacted.value(settings.operatorTokens),
   kernel: { clientStatuses: settings.clientStatuses, resolver: { access: settings.resolverAccess } },
   ports: Layer.mergeAll(
     embeddedPorts({
@@ -246,7 +250,7 @@ bundler (alto, ERC-4337 EntryPoint v0.7 ${chain.deployment.contracts.entryPoint}
 state: ${Option.isSome(settings.redisUrl) ? "Redis (REDIS_URL)" : "in memory (set REDIS_URL to keep it in Redis)"}
 demo app: client_id ${demoApp.clientId} client_secret ${demoApp.clientSecret} (test mode, providers ${providerNames.join(", ")})
 demo automation account ${automationAddress} (1 ETH; plan: 60/40 to ${payee1} and ${payee2}, reserve 0.1 ETH), test API key ${demoKey.key}
-operator token ${Option.isSome(settings.operatorToken) ? "from WALLETGATE_OPERATOR_TOKEN" : operatorToken} (Authorization: Bearer … on /v1/health shows the gas budgets' use)
+operator token ${Option.isSome(settings.operatorToken) ? "from WALLETGATE_OPERATOR_TOKEN" : operatorToken} (Authorization: Bearer … opens the operator API, /v1/operator/*, and the gas budgets' use on /v1/health)
 demo dust holder ${dustHolder.account.address} (DUST approved, 4 of it swept; USDX sweepable; NOPR without a price)
 
 Try it (the code appears below as "[walletgate sms outbox]"; the README walks through every step):

@@ -2,7 +2,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Schema from "effect/Schema"
-import { operatorCheck } from "./auth/operator"
+import { type OperatorToken, operatorCheck, operatorTokensOf } from "./auth/operator"
 import type { Gateway } from "./http/contract"
 import { makeGatewayFromRoutes } from "./http/gateway"
 import type { GatewayModule, PortsOf } from "./http/module"
@@ -31,6 +31,11 @@ export interface ComposeOptions<M extends ReadonlyArray<GatewayModule<unknown, n
    * the modules report to the operator alone (the spend policy's limits and use). Without it, nobody sees that.
    */
   readonly operatorToken?: string
+  /**
+   * Operator tokens with ids (several, so that one can be rotated), beside `operatorToken` (id `default`): each unlocks
+   * the operator's detail of `GET /v1/health` as that token does.
+   */
+  readonly operatorTokens?: ReadonlyArray<OperatorToken>
 }
 
 /**
@@ -52,7 +57,7 @@ export const composeGateway = <const M extends ReadonlyArray<GatewayModule<unkno
     options.loggers === undefined ? services : services.pipe(Layer.provideMerge(Logger.layer(options.loggers)))
   const served: ReadonlyArray<DocumentedRoute> = [
     ...modules.flatMap((module) => module.routes.map((route) => ({ route, problems: [module.problems] }))),
-    { route: healthRoute(modules, operatorCheck(options.operatorToken)), problems: [] }
+    { route: healthRoute(modules, operatorCheck(operatorTokensOf(options))), problems: [] }
   ]
   return makeGatewayFromRoutes({
     routes: [...served.map(({ route }) => route), openApiRoute(served)],
@@ -124,7 +129,7 @@ const openApiRoute = (served: ReadonlyArray<DocumentedRoute>): Route<unknown> =>
  */
 const healthRoute = (
   modules: ReadonlyArray<GatewayModule<unknown, never>>,
-  isOperator: (authorization: string | undefined) => boolean
+  operatorOf: (authorization: string | undefined) => string | undefined
 ): Route<unknown> => {
   const checks = modules.flatMap((module) => (module.health === undefined ? [] : [module.health]))
   const operatorChecks = modules.flatMap((module) =>
@@ -136,7 +141,7 @@ const healthRoute = (
         const reports = yield* Effect.all(checks, { concurrency: "unbounded" })
         const healthy = reports.every((report) => report.healthy)
         const body = Object.assign({ status: healthy ? "ok" : "degraded" }, ...reports.map((report) => report.detail))
-        if (isOperator(context.request.headers.authorization)) {
+        if (operatorOf(context.request.headers.authorization) !== undefined) {
           Object.assign(body, ...(yield* Effect.all(operatorChecks, { concurrency: "unbounded" })))
         }
         return { status: healthy ? 200 : 503, body }

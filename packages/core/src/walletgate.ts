@@ -6,6 +6,7 @@ import { type App, unregisteredGrants } from "./auth/apps"
 import { ClientStore } from "./auth/ClientStore"
 import { type ExternalIssuerConfig, IdentityProviders } from "./auth/IdentityProviders"
 import { appAuth } from "./auth/module"
+import { type OperatorToken, operatorTokensOf } from "./auth/operator"
 import type { SigningKeys } from "./auth/SigningKeys"
 import { Bundler, makeJsonRpcBundler } from "./chain/Bundler"
 import { KeyVault } from "./chain/KeyVault"
@@ -13,6 +14,8 @@ import { bundlerEndpoints, type NetworkConfig, Networks } from "./chain/networks
 import { composeGateway } from "./compose"
 import type { Gateway } from "./http/contract"
 import { type KernelTxOptions, kernelTx, pipeline } from "./kernel/module"
+import { AuditLog } from "./operator/AuditLog"
+import { operatorApi } from "./operator/module"
 import { type EmbeddedSignInOptions, embeddedSignInPorts, phoneSignIn } from "./otp/module"
 import type { OtpStore } from "./otp/OtpStore"
 import type { OtpPolicy } from "./otp/policy"
@@ -59,6 +62,7 @@ export type GatewayPorts =
   | BalanceReader
   | PriceOracle
   | OrderIndex
+  | AuditLog
 
 /** Options of {@link embeddedPorts}. */
 export interface EmbeddedOptions extends EmbeddedSignInOptions {
@@ -133,7 +137,8 @@ export const embeddedPorts = (options: EmbeddedOptions = {}): Layer.Layer<Gatewa
     TokenRegistry.layer(options.sweeper === undefined ? {} : { [options.sweeper.network]: options.sweeper.tokens }),
     PriceOracle.static(options.sweeper?.prices),
     BalanceReader.multicall,
-    OrderIndex.memory
+    OrderIndex.memory,
+    AuditLog.memory()
   )
 }
 
@@ -156,11 +161,46 @@ export interface MakeGatewayOptions<E> {
    * spend policy's limits and use per network. Without it, nobody sees that detail.
    */
   readonly operatorToken?: string
+  /**
+   * Operator tokens with ids (`WALLETGATE_OPERATOR_TOKENS`), beside `operatorToken` (id `default`), each at least 32
+   * characters: with one or more, the operator API is served under `/v1/operator/` (without any, it is not).
+   */
+  readonly operatorTokens?: ReadonlyArray<OperatorToken>
+  /** Requests to the operator API per client address per minute; default 60. */
+  readonly operatorRequestsPerMinute?: number
 }
 
-/** Every module walletgate has, as {@link makeGateway} serves them. */
-export const standardModules = (options: Pick<MakeGatewayOptions<never>, "apps" | "kernel"> = {}) =>
-  [phoneSignIn(), appAuth(options.apps), pipeline(), kernelTx(options.kernel), payouts(), sweeper()] as const
+/**
+ * Every module walletgate has, as {@link makeGateway} serves them: the operator API only when an operator token is
+ * configured (it is never served without one).
+ */
+export const standardModules = (
+  options: Pick<
+    MakeGatewayOptions<never>,
+    "apps" | "kernel" | "operatorToken" | "operatorTokens" | "operatorRequestsPerMinute"
+  > = {}
+) => {
+  const tokens = operatorTokensOf(options)
+  const modules = [
+    phoneSignIn(),
+    appAuth(options.apps),
+    pipeline(),
+    kernelTx(options.kernel),
+    payouts(),
+    sweeper()
+  ] as const
+  return tokens.length === 0
+    ? modules
+    : ([
+        ...modules,
+        operatorApi({
+          tokens,
+          ...(options.operatorRequestsPerMinute === undefined
+            ? {}
+            : { requestsPerMinute: options.operatorRequestsPerMinute })
+        })
+      ] as const)
+}
 
 /**
  * Builds a walletgate with every module: phone sign-in, app auth, wallet transactions, payouts and the
@@ -174,5 +214,6 @@ export const makeGateway = <E = never>(options: MakeGatewayOptions<E> = {}): Gat
     ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
     ...(options.basePath === undefined ? {} : { basePath: options.basePath }),
     ...(options.loggers === undefined ? {} : { loggers: options.loggers }),
-    ...(options.operatorToken === undefined ? {} : { operatorToken: options.operatorToken })
+    ...(options.operatorToken === undefined ? {} : { operatorToken: options.operatorToken }),
+    ...(options.operatorTokens === undefined ? {} : { operatorTokens: options.operatorTokens })
   })

@@ -21,6 +21,7 @@ const FLOORS: Record<string, number> = {
   sweeper: 4,
   kernel: 4,
   payout: 4,
+  operator: 5,
   config: 5,
   devnet: 5,
   "(root)": 6,

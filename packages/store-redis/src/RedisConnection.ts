@@ -18,6 +18,8 @@ export interface RedisStoresSettings {
    * most 600000. After it the call fails with `StoreUnavailable` (answered 503).
    */
   readonly lockWaitMs?: number
+  /** How long operators' audit entries are kept, in ms; default 90 days, at most ten years. */
+  readonly auditRetentionMs?: number
 }
 
 /**
@@ -50,6 +52,8 @@ export class RedisConnection extends Context.Service<
     readonly connection: Connection
     /** The longest an account lock is waited for, in ms (checked). */
     readonly lockWaitMs: number
+    /** How long audit entries are kept, in ms (checked); the audit log's default when absent. */
+    readonly auditRetentionMs: number | undefined
   }
 >()("@walletgate/redis/RedisConnection") {
   /**
@@ -63,6 +67,10 @@ export class RedisConnection extends Context.Service<
     const commandTimeoutMs = wholeMs("commandTimeoutMs", options.commandTimeoutMs ?? 1000, 60_000)
     const connectTimeoutMs = wholeMs("connectTimeoutMs", options.connectTimeoutMs ?? 1000, 60_000)
     const lockWaitMs = wholeMs("lockWaitMs", options.lockWaitMs ?? 30_000, 600_000)
+    const auditRetentionMs =
+      options.auditRetentionMs === undefined
+        ? undefined
+        : wholeMs("auditRetentionMs", options.auditRetentionMs, 3650 * 86_400_000)
     const target: RedisTarget =
       options.client === undefined
         ? { address: parseRedisUrl(options.url), tls: options.tls }
@@ -71,7 +79,8 @@ export class RedisConnection extends Context.Service<
       RedisConnection,
       Effect.map(connect({ target, keyPrefix, commandTimeoutMs, connectTimeoutMs }), (connection) => ({
         connection,
-        lockWaitMs
+        lockWaitMs,
+        auditRetentionMs
       }))
     )
   }

@@ -1,4 +1,5 @@
 import type { ClientStore } from "@walletgate/core/auth"
+import type { AuditLog } from "@walletgate/core/operator"
 import type { OtpStore, UserStore } from "@walletgate/core/otp"
 import type { ApiKeyStore, AutomationAccounts } from "@walletgate/core/payout"
 import type { AccountLocks, GasLedger, IdempotencyStore, RateLimiter, TransactionLog } from "@walletgate/core/state"
@@ -7,6 +8,7 @@ import * as Layer from "effect/Layer"
 import { RedisConnection, type RedisStoresOptions } from "./RedisConnection"
 import { RedisAccountLocks } from "./stores/AccountLocks"
 import { RedisApiKeyStore } from "./stores/ApiKeyStore"
+import { RedisAuditLog } from "./stores/AuditLog"
 import { RedisAutomationAccounts } from "./stores/AutomationAccounts"
 import { RedisClientStore } from "./stores/ClientStore"
 import { RedisGasLedger } from "./stores/GasLedger"
@@ -28,13 +30,14 @@ export type RedisStorePorts =
   | TransactionLog
   | GasLedger
   | OrderIndex
+  | AuditLog
 
 /** Shared state on Redis (`@walletgate/redis`): every instance of a fleet, or every Lambda, sees the same state. */
 export const RedisStores = {
   /**
    * Every state port on one Redis connection (`OtpStore`, `UserStore`, `RateLimiter`, `ClientStore`,
    * `ApiKeyStore`, `AutomationAccounts`, `IdempotencyStore`, `AccountLocks`, `TransactionLog`, `GasLedger`, the sweeper's
-   * `OrderIndex`), for example
+   * `OrderIndex`, the operators' `AuditLog`), for example
    * `Layer.mergeAll(embeddedPorts(), RedisStores.layer({ url }))` (a later layer wins, so apps, API keys
    * and automation accounts then come from Redis, not from `embeddedPorts`). Throws a `RangeError` at once
    * for an invalid option. Every call is bounded by `commandTimeoutMs`; an unreachable Redis makes calls
@@ -52,6 +55,7 @@ export const RedisStores = {
       RedisAccountLocks,
       RedisTransactionLog,
       RedisGasLedger,
-      RedisOrderIndex
+      RedisOrderIndex,
+      RedisAuditLog
     ).pipe(Layer.provide(RedisConnection.layer(options)))
 } as const

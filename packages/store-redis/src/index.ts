@@ -6,6 +6,7 @@ export { RedisConnection, type RedisStoresOptions, type RedisStoresSettings } fr
 export { type RedisStorePorts, RedisStores } from "./RedisStores"
 export { RedisAccountLocks } from "./stores/AccountLocks"
 export { RedisApiKeyStore } from "./stores/ApiKeyStore"
+export { RedisAuditLog } from "./stores/AuditLog"
 export { RedisAutomationAccounts } from "./stores/AutomationAccounts"
 export { RedisClientStore } from "./stores/ClientStore"
 export { RedisGasLedger } from "./stores/GasLedger"

@@ -3,6 +3,7 @@ import type { IndexBatch } from "@walletgate/core/sweeper"
 import {
   accountLocksContract,
   apiKeyStoreContract,
+  auditLogContract,
   automationAccountsContract,
   clientStoreContract,
   expiringAccountLocksContract,
@@ -47,6 +48,7 @@ const runContracts = (connection: (keyPrefix: string) => RedisStoresOptions) => 
   suite("TransactionLog", transactionLogContract)
   suite("GasLedger", gasLedgerContract)
   suite("OrderIndex", orderIndexContract)
+  suite("AuditLog", auditLogContract)
 }
 
 describe("RedisStores on redis-server", () => {

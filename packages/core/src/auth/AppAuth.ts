@@ -281,18 +281,28 @@ export interface AppCredentials {
 export const registerApp = Effect.fnUntraced(function* (options: {
   readonly providers: ReadonlyArray<string>
   readonly testMode?: boolean
+  /** The operator's label for the app. */
+  readonly name?: string
 }) {
   const unknown = unregisteredGrants(yield* IdentityProviders, options.providers)
   if (unknown.length > 0) return yield* new UnknownIdentityProvider({ providers: unknown })
   const random = yield* SecureRandom
   const clients = yield* ClientStore
   const clientId = `wgc_${Buffer.from(yield* random.bytes(12)).toString("hex")}`
-  const clientSecret = `wgs_${Buffer.from(yield* random.bytes(32)).toString("base64url")}`
+  const clientSecret = yield* newClientSecret
   yield* clients.save({
     clientId,
     secretHash: hashClientSecret(clientSecret),
     providers: [...new Set(options.providers)],
-    testMode: options.testMode ?? false
+    testMode: options.testMode ?? false,
+    ...(options.name === undefined ? {} : { name: options.name }),
+    createdAt: yield* Clock.currentTimeMillis
   })
   return { clientId, clientSecret } satisfies AppCredentials
 })
+
+/** A new client secret (256 random bits, `wgs_…`): shown once, stored only as {@link hashClientSecret}. */
+export const newClientSecret: Effect.Effect<string, never, SecureRandom> = Effect.map(
+  Effect.flatMap(Effect.service(SecureRandom), (random) => random.bytes(32)),
+  (bytes) => `wgs_${Buffer.from(bytes).toString("base64url")}`
+)

@@ -12,6 +12,13 @@ export class ClientStore extends Context.Service<
     readonly find: (clientId: string) => Effect.Effect<App | undefined, StoreUnavailable>
     /** Registers or replaces an app. */
     readonly save: (app: App) => Effect.Effect<void, StoreUnavailable>
+    /**
+     * Replaces an app that is still registered; returns `false` (and writes nothing) when it is not, so that a
+     * change made after a concurrent removal can never bring a revoked app back.
+     */
+    readonly replace: (app: App) => Effect.Effect<boolean, StoreUnavailable>
+    /** Every registered app (an operator's listing: a deployment has tens or hundreds, not millions). */
+    readonly list: Effect.Effect<ReadonlyArray<App>, StoreUnavailable>
     /** Removes an app; its access tokens stop working at once. */
     readonly remove: (clientId: string) => Effect.Effect<void, StoreUnavailable>
   }
@@ -26,6 +33,13 @@ export class ClientStore extends Context.Service<
           Effect.sync(() => {
             byId.set(app.clientId, app)
           }),
+        replace: (app) =>
+          Effect.sync(() => {
+            if (!byId.has(app.clientId)) return false
+            byId.set(app.clientId, app)
+            return true
+          }),
+        list: Effect.sync(() => [...byId.values()]),
         remove: (clientId) =>
           Effect.sync(() => {
             byId.delete(clientId)

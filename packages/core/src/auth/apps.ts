@@ -12,7 +12,16 @@ export const App = Schema.Struct({
    */
   providers: Schema.Array(ProviderName),
   /** A test-mode app may send blank `auth` on test networks (its users are then test users of its own). */
-  testMode: Schema.Boolean
+  testMode: Schema.Boolean,
+  /** The operator's label for the app (shown in listings and the audit log). */
+  name: Schema.optionalKey(Schema.String),
+  /** When the app was registered (epoch ms). */
+  createdAt: Schema.optionalKey(Schema.Number),
+  /**
+   * The most gas a day (UTC) the gateway sponsors for all of the app's batches on each network, on top of the
+   * network's hourly budgets (`spend.perApp`); none when absent.
+   */
+  gasPerDay: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })))
 })
 /** An app (API client) as registered by the operators. */
 export type App = typeof App.Type

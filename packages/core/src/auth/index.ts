@@ -7,6 +7,7 @@ export {
   type AppCredentials,
   type ClientCredentials,
   hashClientSecret,
+  newClientSecret,
   registerApp,
   TEST_IDENTITY_KIND,
   type UserScope
@@ -42,7 +43,13 @@ export {
   TEL_PROVIDER
 } from "./IdentityProviders"
 export { type AppAuthPorts, appAuth } from "./module"
-export { OPERATOR_TOKEN_MIN_LENGTH } from "./operator"
+export {
+  DEFAULT_OPERATOR_TOKEN_ID,
+  OPERATOR_TOKEN_MIN_LENGTH,
+  type OperatorToken,
+  operatorCheck,
+  operatorTokensOf
+} from "./operator"
 export { AccessTokenResponse } from "./routes"
 export {
   type JsonWebKeySet,

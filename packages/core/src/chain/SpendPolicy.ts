@@ -102,8 +102,11 @@ export const resolveSpendLimits = (
 
 /** Who the gas of one operation is charged to. */
 export type GasPayer =
-  /** A wallet batch an app sends for one of its users. */
-  | { readonly kind: "batch"; readonly app: string; readonly user: string }
+  /**
+   * A wallet batch an app sends for one of its users; `gasPerDay` is the app's own day budget (its `App.gasPerDay`),
+   * counted per network in UTC days beside the network's hourly budgets.
+   */
+  | { readonly kind: "batch"; readonly app: string; readonly user: string; readonly gasPerDay?: number }
   /** A payout sent with an API key (by its id). */
   | { readonly kind: "payout"; readonly apiKey: string }
 
@@ -158,6 +161,8 @@ export class SpendPolicy extends Context.Service<
     ) => Effect.Effect<void, GasCeilingExceeded>
     /** The budgets' use on `network` in the current window. */
     readonly use: (network: SpendNetwork) => Effect.Effect<SpendUse, StoreUnavailable>
+    /** The gas an app's batches reserved on `network` today (UTC), what its day budget counts. */
+    readonly appGasToday: (network: SpendNetwork, app: string) => Effect.Effect<number, StoreUnavailable>
   }
 >()("@walletgate/core/SpendPolicy") {
   /** The policy over the `GasLedger` port, with each network's limits. */
@@ -190,6 +195,28 @@ export class SpendPolicy extends Context.Service<
         const own = yield* ledger.reserve(scope, budgets, amount, windowMs, now)
         if (!own.reserved) return yield* refused(budgetKind(own.budget), own.retryAfterMs)
         const names = budgets.map((budget) => budget.name)
+        const entries: Array<GasHold["entries"][number]> = [{ scope, names }]
+        // Gives back what this reservation held so far: it is refused.
+        const undo = Effect.forEach(
+          entries,
+          (entry) => ledger.release(entry.scope, entry.names, amount, entry.windowMs ?? windowMs, now, now),
+          { discard: true }
+        )
+        if (payer.kind === "batch" && payer.gasPerDay !== undefined) {
+          // Its own scope: a day window cannot share one atomic step with the hourly budgets' windows.
+          const day = yield* ledger.reserve(
+            appDayScope(network, payer.app),
+            [{ name: APP_DAY, limit: payer.gasPerDay }],
+            amount,
+            DAY_MS,
+            now
+          )
+          if (!day.reserved) {
+            yield* undo
+            return yield* refused("app_day", day.retryAfterMs)
+          }
+          entries.push({ scope: appDayScope(network, payer.app), names: [APP_DAY], windowMs: DAY_MS })
+        }
         const shared = yield* ledger.reserve(
           networkScope(network),
           [{ name: "network", limit: limits.perNetwork }],
@@ -198,25 +225,17 @@ export class SpendPolicy extends Context.Service<
           now
         )
         if (!shared.reserved) {
-          // Refused: what the payer's budgets held for it is given back.
-          yield* ledger.release(scope, names, amount, windowMs, now, now)
+          yield* undo
           return yield* refused("network", shared.retryAfterMs)
         }
-        return {
-          entries: [
-            { scope, names },
-            { scope: networkScope(network), names: ["network"] }
-          ],
-          gas: amount,
-          windowMs,
-          at: now
-        } satisfies GasHold
+        entries.push({ scope: networkScope(network), names: ["network"] })
+        return { entries, gas: amount, windowMs, at: now } satisfies GasHold
       })
 
       const release = Effect.fnUntraced(function* (hold: GasHold) {
         const now = yield* Clock.currentTimeMillis
         for (const entry of hold.entries) {
-          yield* ledger.release(entry.scope, entry.names, hold.gas, hold.windowMs, hold.at, now)
+          yield* ledger.release(entry.scope, entry.names, hold.gas, entry.windowMs ?? hold.windowMs, hold.at, now)
         }
       })
 
@@ -232,13 +251,21 @@ export class SpendPolicy extends Context.Service<
         }
       })
 
-      return SpendPolicy.of({ reserve, release, checkCeiling, use })
+      const appGasToday = Effect.fnUntraced(function* (network: SpendNetwork, app: string) {
+        return yield* ledger.used(appDayScope(network, app), APP_DAY, DAY_MS, yield* Clock.currentTimeMillis)
+      })
+
+      return SpendPolicy.of({ reserve, release, checkCeiling, use, appGasToday })
     })
   )
 }
 
 // Identifiers are percent-encoded so that no `{`, `}` or `:` of theirs can reach another scope or name.
 const networkScope = (network: SpendNetwork) => `${network.chainId}`
+const appDayScope = (network: SpendNetwork, app: string) => `${network.chainId}:appday:${encodeURIComponent(app)}`
+const APP_DAY = "app_day"
+/** A day budget's window: UTC days (windows are aligned to the epoch). */
+const DAY_MS = 86_400_000
 
 const payerBudgets = (
   network: SpendNetwork,

@@ -41,8 +41,11 @@ export class GasCeilingExceeded extends Schema.TaggedError<GasCeilingExceeded>()
  * `gas_budget_exhausted` with `Retry-After` (the end of the window).
  */
 export class GasBudgetExhausted extends Schema.TaggedError<GasBudgetExhausted>()("GasBudgetExhausted", {
-  /** Which budget: the app's, the user's (at this app), the API key's, or the whole network's. */
-  budget: Schema.Literals(["app", "user", "api_key", "network"]),
+  /**
+   * Which budget: the app's, the app's day budget (its `gasPerDay`), the user's (at this app), the API key's, or the
+   * whole network's.
+   */
+  budget: Schema.Literals(["app", "app_day", "user", "api_key", "network"]),
   retryAfterSeconds: Schema.Int
 }) {}
 

@@ -162,6 +162,48 @@ export const operatorTokenFromEnv: Effect.Effect<Option.Option<Redacted.Redacted
   }
 )
 
+const OPERATOR_TOKEN_ENTRY = /^[A-Za-z0-9._-]{1,64}:[^\s,]{32,}$/
+
+/**
+ * The operator tokens with ids (`makeGateway({ operatorTokens })`), so that one can be rotated:
+ * `WALLETGATE_OPERATOR_TOKENS`, `id:token,id:token` (ids of letters, digits, `.`, `_`, `-`; tokens of at least 32
+ * characters, no comma or space); none when unset. `WALLETGATE_OPERATOR_TOKEN` stays beside it as id `default`.
+ * Redacted, so that the list never reaches a log line.
+ */
+export const operatorTokensFromEnv: Effect.Effect<
+  Redacted.Redacted<ReadonlyArray<{ readonly id: string; readonly token: string }>>,
+  ConfigurationError
+> = read(
+  Config.schema(
+    Schema.Redacted(
+      Schema.String.check(
+        Schema.makeFilter((value) => value.split(",").every((entry) => OPERATOR_TOKEN_ENTRY.test(entry.trim())), {
+          message: "Expected id:token pairs separated by commas, each token of at least 32 characters"
+        })
+      )
+    ),
+    "WALLETGATE_OPERATOR_TOKENS"
+  ).pipe(
+    Config.map((tokens) =>
+      Redacted.make(
+        Redacted.value(tokens)
+          .split(",")
+          .map((entry) => {
+            const colon = entry.trim().indexOf(":")
+            return { id: entry.trim().slice(0, colon), token: entry.trim().slice(colon + 1) }
+          })
+      )
+    ),
+    Config.withDefault(Redacted.make([]))
+  ),
+  {
+    name: "WALLETGATE_OPERATOR_TOKENS",
+    expected: "id:token pairs separated by commas, each token at least 32 characters (secret)",
+    example: "ops-2026a:<openssl rand -hex 32>,ops-2026b:<openssl rand -hex 32>",
+    secret: true
+  }
+)
+
 /**
  * The statuses of refusals on the wallet routes (`kernelTx({ clientStatuses })`): `WALLETGATE_CLIENT_STATUSES`,
  * `standard` (default: RFC 6750) or `patch` (for Paymagic's Patch Wallet SDK: an invalid token 403, a refusal 422).

@@ -6,6 +6,7 @@ export {
   issuerFromEnv,
   masterSecretFromEnv,
   operatorTokenFromEnv,
+  operatorTokensFromEnv,
   optionalMasterSecretFromEnv,
   portFromEnv,
   redisUrlFromEnv,

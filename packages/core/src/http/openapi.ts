@@ -40,6 +40,11 @@ const SECURITY_SCHEMES: Readonly<Record<RouteSecurity, Json>> = {
     type: "http",
     scheme: "basic",
     description: "The app's client id and secret (RFC 6749 §2.3.1); or `client_id` and `client_secret` in the body."
+  },
+  operator: {
+    type: "http",
+    scheme: "bearer",
+    description: "An operator token (`WALLETGATE_OPERATOR_TOKENS`), for the operator API."
   }
 }
 

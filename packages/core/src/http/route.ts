@@ -80,8 +80,8 @@ export type RouteServices<T> = T extends Route<infer R, infer _E> ? R : never
 /** The errors a route (or a union of routes) raises. */
 export type RouteErrors<T> = T extends Route<infer _R, infer E> ? E : never
 
-/** How a route's caller authenticates: an app's Bearer token, an automation key, or client credentials. */
-export type RouteSecurity = "bearer" | "apiKey" | "clientCredentials"
+/** How a route's caller authenticates: an app's Bearer token, an automation key, client credentials, or an operator token. */
+export type RouteSecurity = "bearer" | "apiKey" | "clientCredentials" | "operator"
 
 /** One answer of a route other than its problems: status, what it means, and its body's schema if it has one. */
 export interface RouteAnswer {

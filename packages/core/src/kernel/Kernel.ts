@@ -17,7 +17,7 @@ import {
 } from "../chain/errors"
 import { userIdOf } from "../chain/identity"
 import { type Network, Networks, rpc } from "../chain/networks"
-import { SpendPolicy } from "../chain/SpendPolicy"
+import { type GasPayer, SpendPolicy } from "../chain/SpendPolicy"
 import { type OperationStatus, UserOperations } from "../chain/UserOperations"
 import { InvalidRequest } from "../http/errors"
 import type { StoreUnavailable } from "../state/errors"
@@ -147,6 +147,12 @@ export class Kernel extends Context.Service<
           const identity = yield* appAuth.authorise(app, request.userId, request.auth ?? "", network)
           // Recorded and budgeted under its canonical form: two spellings of one user are one user.
           const userId = userIdOf(identity)
+          const payer: GasPayer = {
+            kind: "batch",
+            app: app.clientId,
+            user: userId,
+            ...(app.gasPerDay === undefined ? {} : { gasPerDay: app.gasPerDay })
+          }
 
           const calls = to.map((address, index) => ({
             to: getAddress(address),
@@ -158,10 +164,9 @@ export class Kernel extends Context.Service<
             identity,
             intent: { calls, kind: "kernel", owner: app.clientId, details: { userId } },
             // The calls alone over the ceiling: refused before the bundler spends time estimating them.
-            checkExecutionGas: (gas) =>
-              spend.checkCeiling(network, { kind: "batch", app: app.clientId, user: userId }, gas),
+            checkExecutionGas: (gas) => spend.checkCeiling(network, payer, gas),
             // The spend policy, before anything is sponsored or signed: a refusal costs nothing.
-            approveGas: (gas) => spend.reserve(network, { kind: "batch", app: app.clientId, user: userId }, gas)
+            approveGas: (gas) => spend.reserve(network, payer, gas)
           })
           yield* Effect.logInfo("walletgate: kernel batch submitted").pipe(
             Effect.annotateLogs({

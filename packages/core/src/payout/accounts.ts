@@ -75,6 +75,8 @@ export class AutomationAccounts extends Context.Service<
   {
     readonly find: (network: string, address: string) => Effect.Effect<AutomationAccount | undefined, StoreUnavailable>
     readonly save: (account: AutomationAccount) => Effect.Effect<void, StoreUnavailable>
+    /** Every account on every network (an operator's listing). */
+    readonly list: Effect.Effect<ReadonlyArray<AutomationAccount>, StoreUnavailable>
   }
 >()("@walletgate/core/AutomationAccounts") {
   /** Accounts in this process's memory, seeded with `accounts`. */
@@ -87,7 +89,8 @@ export class AutomationAccounts extends Context.Service<
         save: (account) =>
           Effect.sync(() => {
             byKey.set(key(account.network, account.address), account)
-          })
+          }),
+        list: Effect.sync(() => [...byKey.values()])
       })
     })
 }

@@ -29,8 +29,15 @@ export type GasReservation =
  * operation turns out to cost nothing: refused by the bundler, or dropped without being included.
  */
 export interface GasHold {
-  /** Each scope and the budgets of it the gas was counted in. */
-  readonly entries: ReadonlyArray<{ readonly scope: string; readonly names: ReadonlyArray<string> }>
+  /**
+   * Each scope and the budgets of it the gas was counted in; `windowMs`, when present, is that entry's own window
+   * (a day budget beside hourly ones), else the hold's.
+   */
+  readonly entries: ReadonlyArray<{
+    readonly scope: string
+    readonly names: ReadonlyArray<string>
+    readonly windowMs?: number
+  }>
   readonly gas: number
   readonly windowMs: number
   /** When it was reserved (ms): the window it counts in. */

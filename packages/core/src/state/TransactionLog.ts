@@ -90,6 +90,44 @@ export type TxOutcome =
     }
   | { readonly status: "dropped" }
 
+/** How many of the newest records the listing of recent ones keeps in its time index (older ones stay findable by id). */
+export const RECENT_INDEX_MAX = 10_000
+
+/** The most records one listing of recent ones returns. */
+export const RECENT_LIST_MAX = 200
+
+/** How many records of the time window one listing reads at most before its filters (owner, status) are applied. */
+export const RECENT_SCAN_MAX = 1000
+
+/** A listing of recent records: newest first, within `since`…`until` (epoch ms, inclusive), of one owner or status. */
+export interface RecentQuery {
+  readonly since?: number
+  readonly until?: number
+  /** Only this owner's records (an app's client id, or an API key's id). */
+  readonly owner?: string
+  readonly status?: TxStatus
+  /** 1 to {@link RECENT_LIST_MAX}. */
+  readonly limit: number
+}
+
+/** A listing's limit clamped to 1…{@link RECENT_LIST_MAX} (a non-number reads as the maximum). */
+export const recentLimit = (limit: number): number =>
+  Number.isFinite(limit) ? Math.min(RECENT_LIST_MAX, Math.max(1, Math.floor(limit))) : RECENT_LIST_MAX
+
+/**
+ * The records of a listing among `found` (the newest of its window, read newest first, at most
+ * {@link RECENT_SCAN_MAX}): those that stand and pass its filters, at most its limit.
+ */
+export const recentOf = (found: ReadonlyArray<TxRecord | undefined>, query: RecentQuery): ReadonlyArray<TxRecord> =>
+  found
+    .filter(
+      (record): record is TxRecord =>
+        record !== undefined &&
+        (query.owner === undefined || record.owner === query.owner) &&
+        (query.status === undefined || record.status === query.status)
+    )
+    .slice(0, recentLimit(query.limit))
+
 /** The record of every transaction the gateway submitted. */
 export class TransactionLog extends Context.Service<
   TransactionLog,
@@ -115,6 +153,11 @@ export class TransactionLog extends Context.Service<
     readonly settle: (id: string, outcome: TxOutcome) => Effect.Effect<boolean, StoreUnavailable>
     /** Forgets a transaction the node never accepted (it cannot be mined). */
     readonly discard: (id: string) => Effect.Effect<void, StoreUnavailable>
+    /**
+     * The newest records first, for operators: among the newest {@link RECENT_SCAN_MAX} of the time window (of the
+     * {@link RECENT_INDEX_MAX} newest saved), those of the owner and status asked, at most `limit`.
+     */
+    readonly recent: (query: RecentQuery) => Effect.Effect<ReadonlyArray<TxRecord>, StoreUnavailable>
   }
 >()("@walletgate/core/TransactionLog") {
   /** Records in this process's memory. */
@@ -154,6 +197,17 @@ export class TransactionLog extends Context.Service<
       discard: (id) =>
         Effect.sync(() => {
           records.delete(id)
+        }),
+      recent: (query) =>
+        Effect.sync(() => {
+          const since = query.since ?? Number.NEGATIVE_INFINITY
+          const until = query.until ?? Number.POSITIVE_INFINITY
+          const newest = [...records.values()]
+            .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+            .slice(0, RECENT_INDEX_MAX)
+            .filter((record) => record.createdAt >= since && record.createdAt <= until)
+            .slice(0, RECENT_SCAN_MAX)
+          return recentOf(newest, query)
         })
     })
   })

@@ -27,6 +27,7 @@ export {
 export { type Echo, type EchoGateway, echoGateway } from "./echoGateway"
 export { accountLocksContract, expiringAccountLocksContract } from "./ports/accountLocks"
 export { apiKeyStoreContract } from "./ports/apiKeyStore"
+export { auditLogContract } from "./ports/auditLog"
 export { automationAccountsContract } from "./ports/automationAccounts"
 export { clientStoreContract } from "./ports/clientStore"
 export type { PortContractCase } from "./ports/contract"

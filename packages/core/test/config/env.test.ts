@@ -6,6 +6,7 @@ import {
   issuerFromEnv,
   masterSecretFromEnv,
   operatorTokenFromEnv,
+  operatorTokensFromEnv,
   optionalMasterSecretFromEnv,
   portFromEnv,
   redisUrlFromEnv,
@@ -15,6 +16,7 @@ import {
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
 import { describe, expect, it } from "vitest"
 
 /** What reading `effect` in the environment `env` fails with (its rejection, as a host sees it). */
@@ -109,6 +111,14 @@ describe("configuration errors", () => {
       "tiny-token"
     )
     expectExplained(
+      await failureOf(operatorTokensFromEnv, {
+        WALLETGATE_OPERATOR_TOKENS: `ops-a:${"a".repeat(32)},ops-b:tiny-token`
+      }),
+      "WALLETGATE_OPERATOR_TOKENS",
+      /is invalid/,
+      "tiny-token"
+    )
+    expectExplained(
       await failureOf(portFromEnv, { PORT: "70000" }),
       "PORT",
       /is invalid \("70000": Expected a value between 0 and 65535\)/
@@ -133,5 +143,30 @@ describe("configuration errors", () => {
     )
     expect(settings).toEqual({ port: 3000, host: "127.0.0.1", issuer: "walletgate", providers: [] })
     expect(await startFailure(Layer.mergeAll(smsSenderFromEnv, signingKeysFromEnv("walletgate")), {})).toBeUndefined()
+  })
+})
+
+describe("WALLETGATE_OPERATOR_TOKENS", () => {
+  const read = (env: Record<string, string>) =>
+    Effect.runPromise(
+      Effect.provideService(operatorTokensFromEnv, ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env }))
+    ).then(Redacted.value)
+
+  it("reads id:token pairs, none when unset, and never shows them when the list is printed", async () => {
+    const first = "0123456789abcdef0123456789abcdef"
+    const second = "fedcba9876543210fedcba9876543210:with-colon"
+    expect(await read({})).toEqual([])
+    expect(await read({ WALLETGATE_OPERATOR_TOKENS: `ops-2026a:${first}, ops-2026b:${second}` })).toEqual([
+      { id: "ops-2026a", token: first },
+      { id: "ops-2026b", token: second }
+    ])
+    const redacted = await Effect.runPromise(
+      Effect.provideService(
+        operatorTokensFromEnv,
+        ConfigProvider.ConfigProvider,
+        ConfigProvider.fromEnv({ env: { WALLETGATE_OPERATOR_TOKENS: `a:${first}` } })
+      )
+    )
+    expect(String(redacted)).not.toContain(first)
   })
 })

@@ -15,9 +15,11 @@ import {
   TransactionLog,
   UserStore
 } from "@walletgate/core"
+import { AuditLog } from "@walletgate/core/operator"
 import {
   accountLocksContract,
   apiKeyStoreContract,
+  auditLogContract,
   automationAccountsContract,
   clientStoreContract,
   gasLedgerContract,
@@ -50,6 +52,7 @@ suite("AccountLocks.memory", accountLocksContract, AccountLocks.memory)
 suite("TransactionLog.memory", transactionLogContract, TransactionLog.memory)
 suite("GasLedger.memory", gasLedgerContract, GasLedger.memory)
 suite("OrderIndex.memory", orderIndexContract, OrderIndex.memory)
+suite("AuditLog.memory", auditLogContract, AuditLog.memory())
 
 // Whether a record is still held shows only in memory: a WeakRef to something it holds and a full collection tell.
 setFlagsFromString("--expose-gc")

@@ -1,4 +1,12 @@
-import { standingWithHash, TransactionLog, type TxRecord, TxStatus } from "@walletgate/core/state"
+import {
+  RECENT_INDEX_MAX,
+  RECENT_SCAN_MAX,
+  recentOf,
+  standingWithHash,
+  TransactionLog,
+  type TxRecord,
+  TxStatus
+} from "@walletgate/core/state"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type Connection, luaScript } from "./connection"
@@ -12,6 +20,15 @@ import { type Connection, luaScript } from "./connection"
 // transaction hash (one bundle transaction includes several operations; two requests may sign the same operation).
 // It lies in another slot than the records, so it is written first, by its own command: an id whose record never
 // came (a failed save), is gone, or has another hash now finds nothing, since each record is checked when read.
+
+// `{txrecent}` = a sorted set of ids scored by their record's `createdAt`, the operators' listing of recent operations,
+// trimmed to the RECENT_INDEX_MAX newest on every save. Another slot again, written before the record: an id whose
+// record never came or was discarded finds nothing when read.
+const indexRecent = luaScript(`
+redis.call("ZADD", KEYS[1], ARGV[1], ARGV[2])
+redis.call("ZREMRANGEBYRANK", KEYS[1], 0, -1 - tonumber(ARGV[3]))
+return 1
+`)
 
 // Saving replaces the whole record, outcome included.
 const save = luaScript(`
@@ -45,7 +62,13 @@ const RecordJson = Schema.fromJsonString(
     sentAfterBlock: Schema.optionalKey(Schema.Int),
     gasHold: Schema.optionalKey(
       Schema.Struct({
-        entries: Schema.Array(Schema.Struct({ scope: Schema.String, names: Schema.Array(Schema.String) })),
+        entries: Schema.Array(
+          Schema.Struct({
+            scope: Schema.String,
+            names: Schema.Array(Schema.String),
+            windowMs: Schema.optionalKey(Schema.Number)
+          })
+        ),
         gas: Schema.Number,
         windowMs: Schema.Number,
         at: Schema.Number
@@ -77,6 +100,7 @@ const Stored = Schema.Tuple([Schema.NullOr(RecordJson), Schema.NullOr(OutcomeJso
 export const redisTransactionLog = (connection: Connection): TransactionLog["Service"] => {
   const txKey = (id: string) => `${connection.keyPrefix}{tx:${id}}`
   const hashKey = (hash: string) => `${connection.keyPrefix}{txhs:${hash.toLowerCase()}}`
+  const recentKey = `${connection.keyPrefix}{txrecent}`
   // Named for the operation that writes it: a failure is that operation's.
   const index = (operation: string, id: string, hashes: ReadonlyArray<string | undefined>) =>
     Effect.forEach(
@@ -95,6 +119,15 @@ export const redisTransactionLog = (connection: Connection): TransactionLog["Ser
   return TransactionLog.of({
     save: (record) =>
       index("TransactionLog.save", record.id, [record.userOpHash, record.txHash]).pipe(
+        Effect.andThen(
+          connection.run(
+            "TransactionLog.save",
+            indexRecent,
+            [recentKey],
+            [record.createdAt, record.id, RECENT_INDEX_MAX],
+            Schema.Number
+          )
+        ),
         Effect.andThen(
           Effect.suspend(() =>
             connection.run("TransactionLog.save", save, [txKey(record.id)], [encodeRecord(record)], Schema.Number)
@@ -120,6 +153,32 @@ export const redisTransactionLog = (connection: Connection): TransactionLog["Ser
         Effect.map((settled) => settled === 1)
       ),
     discard: (id) =>
-      connection.send("TransactionLog.discard", (client) => client.del(txKey(id)), Schema.Number).pipe(Effect.asVoid)
+      connection
+        .send("TransactionLog.discard", (client) => client.del(txKey(id)), Schema.Number)
+        .pipe(
+          Effect.andThen(
+            connection.send("TransactionLog.discard", (client) => client.zrem(recentKey, id), Schema.Number)
+          ),
+          Effect.asVoid
+        ),
+    recent: (query) =>
+      connection
+        .send(
+          "TransactionLog.recent",
+          (client) =>
+            client.zrevrangebyscore(
+              recentKey,
+              query.until === undefined ? "+inf" : query.until,
+              query.since === undefined ? "-inf" : query.since,
+              "LIMIT",
+              0,
+              RECENT_SCAN_MAX
+            ),
+          Schema.Array(Schema.String)
+        )
+        .pipe(
+          Effect.flatMap((ids) => Effect.forEach(ids, find, { concurrency: 16 })),
+          Effect.map((found) => recentOf(found, query))
+        )
   })
 }

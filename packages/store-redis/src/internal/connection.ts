@@ -74,6 +74,14 @@ export interface Commands {
   lrange(key: string, start: number, stop: number): Promise<unknown>
   sadd(key: string, ...members: Array<string>): Promise<unknown>
   smembers(key: string): Promise<unknown>
+  srem(key: string, ...members: Array<string>): Promise<unknown>
+  zrem(key: string, ...members: Array<string>): Promise<unknown>
+  zrevrangebyscore(
+    key: string,
+    max: number | string,
+    min: number | string,
+    ...options: Array<string | number>
+  ): Promise<unknown>
 }
 
 const reason = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
@@ -95,7 +103,10 @@ const commandsOf = (client: RedisClient): Commands => ({
   hvals: (key) => client.call("HVALS", key),
   lrange: (key, start, stop) => client.call("LRANGE", key, start, stop),
   sadd: (key, ...members) => client.call("SADD", key, ...members),
-  smembers: (key) => client.call("SMEMBERS", key)
+  smembers: (key) => client.call("SMEMBERS", key),
+  srem: (key, ...members) => client.call("SREM", key, ...members),
+  zrem: (key, ...members) => client.call("ZREM", key, ...members),
+  zrevrangebyscore: (key, max, min, ...options) => client.call("ZREVRANGEBYSCORE", key, max, min, ...options)
 })
 
 // A Redis error reply starts with its code (RESP: "the first word … is the error prefix").

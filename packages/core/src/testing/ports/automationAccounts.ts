@@ -79,6 +79,25 @@ export const automationAccountsContract: ReadonlyArray<PortContractCase<Automati
       yield* expectEqual("other network", yield* accounts.find("mainnet", ADDRESS), undefined)
     })
   ),
+  accountCase("lists every account of every network once, as last saved", (accounts) =>
+    Effect.gen(function* () {
+      yield* expectEqual("none yet", yield* accounts.list, [])
+      const onBase = account({ network: "base", accountKey: "base-treasury", plan: PLAN })
+      const other = account({ address: OTHER_ADDRESS, accountKey: "fees" })
+      yield* accounts.save(account())
+      yield* accounts.save(onBase)
+      yield* accounts.save(other)
+      const replanned = account({ plan: PLAN })
+      yield* accounts.save(replanned)
+      const key = (a: AutomationAccount) => `${a.network}:${a.address}`
+      const listed = [...(yield* accounts.list)].sort((a, b) => (key(a) < key(b) ? -1 : 1))
+      yield* expectEqual(
+        "listed",
+        listed,
+        [replanned, other, onBase].sort((a, b) => (key(a) < key(b) ? -1 : 1))
+      )
+    })
+  ),
   accountCase("keeps every one of 20 accounts saved concurrently", (accounts) =>
     Effect.gen(function* () {
       const address = (i: number) => getAddress(`0x${String(i).padStart(40, "0")}`)

@@ -62,6 +62,33 @@ export const clientStoreContract: ReadonlyArray<PortContractCase<ClientStore>> =
       yield* expectEqual("other app", yield* store.find("wgc_two"), app("wgc_two", 2))
     })
   ),
+  clientCase("lists every app saved, as saved, and no removed one", (store) =>
+    Effect.gen(function* () {
+      yield* expectEqual("none yet", yield* store.list, [])
+      const named: App = { ...app("wgc_named", 3), name: "Shop", createdAt: 1_700_000_000_000, gasPerDay: 5_000_000 }
+      yield* store.save(app("wgc_one"))
+      yield* store.save(WITH_GRANTS)
+      yield* store.save(named)
+      yield* store.save(app("wgc_gone"))
+      yield* store.remove("wgc_gone")
+      const listed = [...(yield* store.list)].sort((a, b) => (a.clientId < b.clientId ? -1 : 1))
+      yield* expectEqual("listed", listed, [WITH_GRANTS, named, app("wgc_one")])
+    })
+  ),
+  clientCase("replaces a registered app, and never brings back one that is not registered", (store) =>
+    Effect.gen(function* () {
+      yield* store.save(app("wgc_one"))
+      const changed = { ...app("wgc_one", 2), providers: ["phone", "acme-id_2"] }
+      yield* expectEqual("replaced", yield* store.replace(changed), true)
+      yield* expectEqual("found", yield* store.find("wgc_one"), changed)
+      yield* expectEqual("unknown", yield* store.replace(app("wgc_unknown")), false)
+      yield* expectEqual("not created", yield* store.find("wgc_unknown"), undefined)
+      yield* store.remove("wgc_one")
+      yield* expectEqual("removed", yield* store.replace(changed), false)
+      yield* expectEqual("stays removed", yield* store.find("wgc_one"), undefined)
+      yield* expectEqual("not listed", yield* store.list, [])
+    })
+  ),
   clientCase("keeps every one of 20 apps saved concurrently", (store) =>
     Effect.gen(function* () {
       yield* concurrently(20, (i) => store.save(app(`wgc_${i}`, i)))
@@ -74,6 +101,7 @@ export const clientStoreContract: ReadonlyArray<PortContractCase<ClientStore>> =
         found,
         Array.from({ length: 20 }, (_, i) => app(`wgc_${i}`, i))
       )
+      yield* expectEqual("listed", (yield* store.list).length, 20)
     })
   )
 ]

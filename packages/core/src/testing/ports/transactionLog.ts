@@ -221,5 +221,33 @@ export const transactionLogContract: ReadonlyArray<PortContractCase<TransactionL
         records.map((record, i) => ({ ...record, ...CONFIRMED, blockNumber: 100 + i }))
       )
     })
+  ),
+  logCase("lists recent records newest first, within the time window, by owner and status, at most the limit", (log) =>
+    Effect.gen(function* () {
+      const records = Array.from({ length: 6 }, (_, i) => submitted(i + 1))
+      // Saved out of time order: the listing orders by createdAt, not by saving.
+      yield* Effect.forEach(records.toReversed(), log.save)
+      yield* log.settle(submitted(3).id, CONFIRMED)
+      const newestFirst = records
+        .toReversed()
+        .map((record) => (record.id === submitted(3).id ? { ...record, ...CONFIRMED } : record))
+      yield* expectEqual("all", yield* log.recent({ limit: 10 }), newestFirst)
+      yield* expectEqual("limit", yield* log.recent({ limit: 2 }), newestFirst.slice(0, 2))
+      yield* expectEqual(
+        "window",
+        yield* log.recent({ since: T0 + 2, until: T0 + 4, limit: 10 }),
+        newestFirst.filter((record) => record.createdAt >= T0 + 2 && record.createdAt <= T0 + 4)
+      )
+      yield* expectEqual(
+        "owner",
+        yield* log.recent({ owner: "wgc_app", limit: 10 }),
+        newestFirst.filter((record) => record.owner === "wgc_app")
+      )
+      yield* expectEqual("status", yield* log.recent({ status: "confirmed", limit: 10 }), [
+        { ...submitted(3), ...CONFIRMED }
+      ])
+      yield* log.discard(submitted(6).id)
+      yield* expectEqual("discarded", yield* log.recent({ limit: 1 }), newestFirst.slice(1, 2))
+    })
   )
 ]
