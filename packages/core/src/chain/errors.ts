@@ -1,7 +1,39 @@
 import * as Schema from "effect/Schema"
 import type { ProblemSlice } from "../internal/problem"
-import type { BundlerRefusedSetup, BundlerRejected, BundlerUnavailable } from "./Bundler"
 import { bundlerReason } from "./outcomes"
+
+/**
+ * The bundler refused what the request makes the operation be (`AA21` prefund, `AA25` nonce, `AA10`, "already known",
+ * invalid fields, …: `validation_refused` in `operationOutcomes`). Its `code` and `message` are the bundler's, for the log.
+ */
+export class BundlerRejected extends Schema.TaggedError<BundlerRejected>()("BundlerRejected", {
+  chainId: Schema.Number,
+  method: Schema.String,
+  code: Schema.Number,
+  message: Schema.String
+}) {}
+
+/**
+ * The bundler did not answer, answered malformed or failed in itself (any code `operationOutcomes` does not name), or
+ * no bundler serves the chain. After `eth_sendUserOperation` this means "unknown":
+ * the operation may have been accepted; re-sending the same signed operation is safe (it executes at most once).
+ */
+export class BundlerUnavailable extends Schema.TaggedError<BundlerUnavailable>()("BundlerUnavailable", {
+  chainId: Schema.Number,
+  method: Schema.String,
+  cause: Schema.String
+}) {}
+
+/**
+ * The bundler refused the gateway's own part of an operation, not the caller's: its paymaster's sponsorship or deposit
+ * (AA3x), the reputation or stake of its entities, the bundle. Nothing was accepted; the operator must act.
+ */
+export class BundlerRefusedSetup extends Schema.TaggedError<BundlerRefusedSetup>()("BundlerRefusedSetup", {
+  chainId: Schema.Number,
+  method: Schema.String,
+  code: Schema.Number,
+  message: Schema.String
+}) {}
 
 /** The request names a chain this gateway does not serve. */
 export class UnsupportedChain extends Schema.TaggedError<UnsupportedChain>()("UnsupportedChain", {

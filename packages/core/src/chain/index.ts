@@ -5,14 +5,14 @@ export {
   Bundler,
   type BundlerEndpoint,
   type BundlerError,
-  BundlerRefusedSetup,
-  BundlerRejected,
-  BundlerUnavailable,
   makeJsonRpcBundler,
   type UserOperation07
 } from "./Bundler"
 export { CHAIN_NAMES, chainIdOfName } from "./chainNames"
 export {
+  BundlerRefusedSetup,
+  BundlerRejected,
+  BundlerUnavailable,
   CallReverted,
   type ChainError,
   ChainUnavailable,

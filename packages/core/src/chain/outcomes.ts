@@ -1,5 +1,3 @@
-import type { ChainError } from "./errors"
-
 /**
  * Every way a batch can fail before it executes: what the simulation of its calls shows, and what a bundler answers
  * (ERC-7769 error codes, and the EntryPoint's `AAnn` reason in the message). The one table that decides who is to
@@ -19,7 +17,7 @@ export type OperationOutcome =
 /** One row of {@link operationOutcomes}. */
 export interface OutcomeRow {
   /** The tagged error the outcome fails with; its status and stable code are that tag's row of `chainProblems`. */
-  readonly error: ChainError["_tag"]
+  readonly error: "CallReverted" | "BundlerRejected" | "BundlerRefusedSetup" | "BundlerUnavailable" | "ChainUnavailable"
   /** The bundler's ERC-7769 codes that mean this outcome when the message names no `AAnn` reason. */
   readonly bundlerCodes: ReadonlyArray<number>
   /** The `AAnn` reasons (by their first digit: `AA2x` is "2") that mean this outcome, whatever the code. */

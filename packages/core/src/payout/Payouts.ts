@@ -14,8 +14,10 @@ import {
   type Hex
 } from "viem"
 import { Forbidden } from "../auth/errors"
-import type { BundlerError, BundlerRefusedSetup, BundlerRejected } from "../chain/Bundler"
+import type { BundlerError } from "../chain/Bundler"
 import {
+  type BundlerRefusedSetup,
+  type BundlerRejected,
   type CallReverted,
   ChainUnavailable,
   type GasBudgetExhausted,
