@@ -17,7 +17,7 @@ import type { GasHold } from "../state/GasLedger"
 import { type IdempotencyInFlight, OperationLink } from "../state/IdempotencyStore"
 import { isFinalStatus, TransactionLog, type TxOutcome, type TxRecord } from "../state/TransactionLog"
 import { Bundler, type BundlerError, BundlerRejected, type UserOperation07 } from "./Bundler"
-import { CallReverted, type ChainUnavailable, GasPriceAboveCap, UnsupportedChain } from "./errors"
+import { AccountDeploying, CallReverted, type ChainUnavailable, GasPriceAboveCap, UnsupportedChain } from "./errors"
 import { type AccountIdentity, accountSalt } from "./identity"
 import { KeyVault } from "./KeyVault"
 import { type Network, rpc, withinDeadline } from "./networks"
@@ -126,6 +126,7 @@ export class UserOperations extends Context.Service<
       | CallReverted
       | ChainUnavailable
       | GasPriceAboveCap
+      | AccountDeploying
       | UnsupportedChain
       | BundlerError
       | StoreUnavailable
@@ -400,7 +401,12 @@ export class UserOperations extends Context.Service<
                     // accepted by the bundler (its record was discarded), so the new one is the only one that can
                     // execute; and both carry one nonce, which the EntryPoint uses once.
                     const aa10 = refusal instanceof BundlerRejected && /\bAA10\b/.test(refusal.message)
-                    if (!aa10 || !(yield* awaitDeployment(network, account.address))) return yield* Effect.fail(refusal)
+                    if (!aa10) return yield* Effect.fail(refusal)
+                    // Still no code: the deployment has not landed yet, and a retry can pass once it has (503, not a
+                    // final 4xx). Nothing stands as sent: the refused operation's record was discarded.
+                    if (!(yield* awaitDeployment(network, account.address))) {
+                      return yield* new AccountDeploying({ network: network.slug })
+                    }
                     yield* Effect.logInfo("walletgate: the Safe was deployed meanwhile; signed again without it").pipe(
                       Effect.annotateLogs({ network: network.slug, account: account.address })
                     )

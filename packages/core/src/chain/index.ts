@@ -13,6 +13,7 @@ export {
 } from "./Bundler"
 export { CHAIN_NAMES, chainIdOfName } from "./chainNames"
 export {
+  AccountDeploying,
   CallReverted,
   type ChainError,
   ChainUnavailable,

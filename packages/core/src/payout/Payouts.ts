@@ -14,6 +14,7 @@ import {
 import { Forbidden } from "../auth/errors"
 import type { BundlerError, BundlerRefusedSetup, BundlerRejected } from "../chain/Bundler"
 import {
+  type AccountDeploying,
   type CallReverted,
   ChainUnavailable,
   type GasBudgetExhausted,
@@ -110,6 +111,7 @@ type PayoutError =
   | GasCeilingExceeded
   | GasBudgetExhausted
   | GasPriceAboveCap
+  | AccountDeploying
   | UnsupportedChain
   | ChainUnavailable
   | StoreUnavailable

@@ -333,3 +333,46 @@ describe("a Safe deployed between the gateway's read and its send (AA10)", { tag
     expect(race.sent).toHaveLength(2)
   })
 })
+
+describe("AA10 while the Safe still has no code after the deploy wait", { tags: ["devnet"] }, () => {
+  let f: Fixture
+  let bearer: Record<string, string>
+  beforeAll(async () => {
+    f = await startKernelFixture({ bundlerProxy: true, kernel: { operations: { deployWaitMs: 1_000 } } })
+    bearer = { authorization: `Bearer ${await f.accessToken()}` }
+  })
+  afterAll(async () => {
+    await f?.stop()
+  })
+
+  it("is 503 account_deploying with Retry-After, nothing sent; the retry with the key executes once", async () => {
+    const userId = "phone:outcome-aa10-deploying"
+    const wallet = await f.walletOf(testUserIdentity(CLIENT.clientId, userId))
+    await f.fund(wallet, 100n)
+    const recipient = freshAddress()
+    const body = { userId, chain: "anvil", to: [recipient], value: ["7"], data: ["0x"], auth: "" }
+    const key = { ...bearer, "idempotency-key": "outcome-aa10-deploying-1" }
+    const deposit = await f.paymasterDeposit()
+    // The bundler says the Safe is being deployed (another deploying operation waits in it) while it has no code.
+    f.bundlerProxy?.set({
+      _tag: "errorOn",
+      method: "eth_sendUserOperation",
+      code: -32500,
+      message: "UserOperation reverted during simulation with reason: AA10 sender already constructed"
+    })
+    const refused = await f
+      .call("POST", "/v1/kernel/tx", body, key)
+      .finally(() => f.bundlerProxy?.set({ _tag: "pass" }))
+    expect([refused.status, refused.body.code]).toEqual([503, "account_deploying"])
+    expect(refused.headers.get("retry-after")).toBe("5")
+    expect(await f.publicClient.getCode({ address: wallet })).toBeUndefined()
+    expect(await f.paymasterDeposit()).toBe(deposit)
+    // Nothing stands as sent: the key was given up, and the retry runs the batch, once.
+    const retried = await f.call("POST", "/v1/kernel/tx", body, key)
+    expect(retried.status).toBe(200)
+    expect(retried.headers.get("idempotent-replayed")).toBeNull()
+    expect((await f.settled(retried.body.id, bearer)).status).toBe("confirmed")
+    expect(await f.publicClient.getBalance({ address: recipient })).toBe(7n)
+    expect(await userOperationEvents(f.local, { userOpHash: retried.body.userOpHash as Hash })).toHaveLength(1)
+  })
+})
