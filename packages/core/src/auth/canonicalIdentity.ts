@@ -11,6 +11,13 @@ export const USER_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9
 // unassigned and lone surrogate code points: two ids that look alike must not name two wallets.
 const INVISIBLE = /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Cs}\p{Zl}\p{Zp}]/u
 
+/**
+ * Why an id of any kind but `tel:` is refused before its kind's own rule: it holds invisible or control characters,
+ * or white space (which no id of those kinds holds, and which the `userId` shape leaves to this check).
+ */
+const unseen = (id: string): string | undefined =>
+  INVISIBLE.test(id) ? "it holds invisible or control characters" : /\s/u.test(id) ? "it holds white space" : undefined
+
 const refuse = (provider: string, reason: string, canonical?: string) =>
   Effect.fail(new NonCanonicalUserId({ provider, reason, ...(canonical === undefined ? {} : { canonical }) }))
 
@@ -67,12 +74,14 @@ const canonicalTel = (provider: Extract<IdentityProvider, { kind: "tel" }>, id: 
  * - `phone:`: a walletgate user id, a version-4 UUID, in lower case (UUIDs are case-insensitive).
  * - an external provider: its declared Unicode normalisation and case, then its declared pattern.
  *
- * Every kind refuses invisible, control and bidirectional-formatting characters.
+ * Every kind refuses invisible, control and bidirectional-formatting characters, and white space (`tel:` naming
+ * the E.164 form it drops them from).
  */
 export const canonicalId = (provider: IdentityProvider, id: string): Effect.Effect<string, NonCanonicalUserId> => {
   const name = provider.name
   if (provider.kind === "tel") return canonicalTel(provider, id)
-  if (INVISIBLE.test(id)) return refuse(name, "it holds invisible or control characters")
+  const unseenReason = unseen(id)
+  if (unseenReason !== undefined) return refuse(name, unseenReason)
   if (provider.kind === "phone") {
     const lower = id.toLowerCase()
     return USER_ID_PATTERN.test(lower)
@@ -91,9 +100,11 @@ export const canonicalId = (provider: IdentityProvider, id: string): Effect.Effe
 /**
  * The canonical form of a test user's `userId` (`test:<anything>`, or any id with blank `auth`): an app's own name
  * for a user nobody proves, so only the rule every kind shares applies (no invisible, control or bidirectional
- * characters), with Unicode NFC.
+ * characters, no white space), with Unicode NFC.
  */
-export const canonicalTestUserId = (userId: string): Effect.Effect<string, NonCanonicalUserId> =>
-  INVISIBLE.test(userId)
-    ? refuse(userId.slice(0, Math.max(userId.indexOf(":"), 0)), "it holds invisible or control characters")
-    : Effect.succeed(userId.normalize("NFC"))
+export const canonicalTestUserId = (userId: string): Effect.Effect<string, NonCanonicalUserId> => {
+  const reason = unseen(userId)
+  return reason === undefined
+    ? Effect.succeed(userId.normalize("NFC"))
+    : refuse(userId.slice(0, Math.max(userId.indexOf(":"), 0)), reason)
+}

@@ -17,7 +17,14 @@ import type { GasHold } from "../state/GasLedger"
 import { type IdempotencyInFlight, OperationLink } from "../state/IdempotencyStore"
 import { isFinalStatus, TransactionLog, type TxOutcome, type TxRecord } from "../state/TransactionLog"
 import { Bundler, type BundlerError, type UserOperation07 } from "./Bundler"
-import { BundlerRejected, CallReverted, type ChainUnavailable, GasPriceAboveCap, UnsupportedChain } from "./errors"
+import {
+  AccountDeploying,
+  BundlerRejected,
+  CallReverted,
+  type ChainUnavailable,
+  GasPriceAboveCap,
+  UnsupportedChain
+} from "./errors"
 import { type AccountIdentity, accountSalt } from "./identity"
 import { KeyVault } from "./KeyVault"
 import { type Network, rpc, withinDeadline } from "./networks"
@@ -126,6 +133,7 @@ export class UserOperations extends Context.Service<
       | CallReverted
       | ChainUnavailable
       | GasPriceAboveCap
+      | AccountDeploying
       | UnsupportedChain
       | BundlerError
       | StoreUnavailable
@@ -320,13 +328,11 @@ export class UserOperations extends Context.Service<
             // Recorded before it is sent: a crash after this line leaves a record, and re-sending the same signed
             // operation can execute it only once (the EntryPoint's nonce).
             yield* log.save(record).pipe(Effect.tapError(() => giveBack))
-            // Linked to the request's Idempotency-Key before it is sent; if it cannot be linked, nothing is sent.
-            if (recordAs?.linked !== true) {
-              yield* (yield* OperationLink)
-                .link({ id, txHash: prepared.hash })
-                .pipe(Effect.tapError(() => log.discard(id).pipe(Effect.ignore, Effect.andThen(giveBack))))
-              if (recordAs !== undefined) recordAs.linked = true
-            }
+            // Linked to the request's Idempotency-Key before it is sent; if it cannot be linked, nothing is sent. Signed
+            // again after AA10 (same record id), it is linked again: the key then names the hash actually sent.
+            yield* (yield* OperationLink)
+              .link({ id, txHash: prepared.hash })
+              .pipe(Effect.tapError(() => log.discard(id).pipe(Effect.ignore, Effect.andThen(giveBack))))
             const sent = yield* bundler
               .sendUserOperation(network.chainId, prepared.op, account.contracts.entryPoint)
               .pipe(Effect.result)
@@ -381,7 +387,6 @@ export class UserOperations extends Context.Service<
               }
               const recordAs: RecordSlot = {
                 id: yield* newRecordId,
-                linked: false,
                 nonce: submission.nonce ?? { key: randomNonceKey(), sequence: 0n }
               }
               const record = yield* send(
@@ -398,12 +403,17 @@ export class UserOperations extends Context.Service<
                   Effect.gen(function* () {
                     // AA10: the Safe was deployed (or another deploying operation waits in the bundler) after it was
                     // read; this deploying operation can never be valid. Once the Safe has code, the same calls are
-                    // signed again without the deployment, under the same record id (linked to the Idempotency-Key
-                    // if the refusal came from the send) and the same nonce. Safe from double-sending: the refused operation was never
+                    // signed again without the deployment, under the same record id (linked again to the
+                    // Idempotency-Key, with the new hash) and the same nonce. Safe from double-sending: the refused operation was never
                     // accepted by the bundler (its record was discarded), so the new one is the only one that can
                     // execute; and both carry one nonce, which the EntryPoint uses once.
                     const aa10 = refusal instanceof BundlerRejected && /\bAA10\b/.test(refusal.message)
-                    if (!aa10 || !(yield* awaitDeployment(network, account.address))) return yield* Effect.fail(refusal)
+                    if (!aa10) return yield* Effect.fail(refusal)
+                    // Still no code: the deployment has not landed yet, and a retry can pass once it has (503, not a
+                    // final 4xx). Nothing stands as sent: the refused operation's record was discarded.
+                    if (!(yield* awaitDeployment(network, account.address))) {
+                      return yield* new AccountDeploying({ network: network.slug })
+                    }
                     yield* Effect.logInfo("walletgate: the Safe was deployed meanwhile; signed again without it").pipe(
                       Effect.annotateLogs({ network: network.slug, account: account.address })
                     )
@@ -579,13 +589,12 @@ export class UserOperations extends Context.Service<
 
 /**
  * The record id and nonce chosen for a deploying operation before it is prepared, so that, refused with AA10, the same
- * calls are signed again under them; `linked` turns true once the id is linked to the request's Idempotency-Key (a
- * claim links once: the second operation must not link again).
+ * calls are signed again under them (and the request's Idempotency-Key linked again to the same record, with the new
+ * operation's hash).
  */
 interface RecordSlot {
   readonly id: string
   readonly nonce: OperationNonce
-  linked: boolean
 }
 
 /** How far back the node's logs are searched for an operation recorded without `sentAfterBlock`. */

@@ -89,6 +89,16 @@ export class GasPriceAboveCap extends Schema.TaggedError<GasPriceAboveCap>()("Ga
   network: Schema.String
 }) {}
 
+/**
+ * A Safe's deploying operation was refused with AA10 (the Safe is being deployed: another deploying operation waits
+ * in the bundler or was just included), and the Safe still had no code when the gateway stopped waiting for it.
+ * Nothing was recorded or sent. Answered 503 `account_deploying` with `Retry-After`: the same request passes once the
+ * deployment lands, so it is not a 4xx a client would take as final.
+ */
+export class AccountDeploying extends Schema.TaggedError<AccountDeploying>()("AccountDeploying", {
+  network: Schema.String
+}) {}
+
 /** The errors of the chain layer. */
 export type ChainError =
   | UnsupportedChain
@@ -100,6 +110,7 @@ export type ChainError =
   | BundlerRejected
   | BundlerRefusedSetup
   | BundlerUnavailable
+  | AccountDeploying
 
 /** How the chain layer's errors are answered; which outcome is which error is `operationOutcomes` (outcomes.ts). */
 export const chainProblems: ProblemSlice<ChainError> = {
@@ -170,6 +181,14 @@ export const chainProblems: ProblemSlice<ChainError> = {
     code: "bundler_unavailable",
     title: "Bundler unavailable",
     detail: () => "The network's bundler did not answer; nothing was sent. Try again shortly.",
+    headers: () => ({ "retry-after": "5" })
+  },
+  AccountDeploying: {
+    status: 503,
+    code: "account_deploying",
+    title: "Wallet being deployed",
+    detail: () =>
+      "The wallet is being deployed by another operation that has not landed yet; nothing was sent. Try again shortly.",
     headers: () => ({ "retry-after": "5" })
   }
 }

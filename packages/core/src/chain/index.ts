@@ -10,6 +10,7 @@ export {
 } from "./Bundler"
 export { CHAIN_NAMES, chainIdOfName } from "./chainNames"
 export {
+  AccountDeploying,
   BundlerRefusedSetup,
   BundlerRejected,
   BundlerUnavailable,

@@ -11,13 +11,20 @@ export type OperationOutcome =
   | "execution_reverted"
   | "validation_refused"
   | "setup_refused"
+  | "account_deploying"
   | "node_unavailable"
   | "bundler_unavailable"
 
 /** One row of {@link operationOutcomes}. */
 export interface OutcomeRow {
   /** The tagged error the outcome fails with; its status and stable code are that tag's row of `chainProblems`. */
-  readonly error: "CallReverted" | "BundlerRejected" | "BundlerRefusedSetup" | "BundlerUnavailable" | "ChainUnavailable"
+  readonly error:
+    | "CallReverted"
+    | "BundlerRejected"
+    | "BundlerRefusedSetup"
+    | "BundlerUnavailable"
+    | "ChainUnavailable"
+    | "AccountDeploying"
   /** The bundler's ERC-7769 codes that mean this outcome when the message names no `AAnn` reason. */
   readonly bundlerCodes: ReadonlyArray<number>
   /** The `AAnn` reasons (by their first digit: `AA2x` is "2") that mean this outcome, whatever the code. */
@@ -58,6 +65,12 @@ export const operationOutcomes: { readonly [K in OperationOutcome]: OutcomeRow }
     aaClasses: ["3", "5", "9"],
     retry: "after the operator acts"
   },
+  /**
+   * A deploying operation refused with AA10 while the Safe still has no code after the deploy wait: another deploying
+   * operation of it is about to land. Decided by the pipeline (an AA10 after which the Safe has code is signed again
+   * without the deployment), never by the bundler's answer alone (its codes and classes name no row here).
+   */
+  account_deploying: { error: "AccountDeploying", bundlerCodes: [], aaClasses: [], retry: "yes" },
   /** The node did not answer, timed out, or answered what is not JSON-RPC. */
   node_unavailable: { error: "ChainUnavailable", bundlerCodes: [], aaClasses: [], retry: "yes" },
   /**

@@ -8,6 +8,7 @@ import type { App } from "../auth/apps"
 import type { Forbidden, IdentityProviderUnavailable, InvalidAuth, NonCanonicalUserId } from "../auth/errors"
 import type { BundlerError } from "../chain/Bundler"
 import {
+  type AccountDeploying,
   type CallReverted,
   type ChainUnavailable,
   type GasBudgetExhausted,
@@ -92,6 +93,7 @@ export class Kernel extends Context.Service<
       | GasCeilingExceeded
       | GasBudgetExhausted
       | GasPriceAboveCap
+      | AccountDeploying
       | ChainUnavailable
       | BundlerError
       | StoreUnavailable

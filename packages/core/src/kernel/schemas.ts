@@ -5,10 +5,12 @@ import { TxStatus } from "../state/TransactionLog"
 
 /**
  * `<provider>:<user_id>`: a provider name the app is granted, and the user's id at that provider (at most 256
- * code points, no white space, no lone surrogate: those have no UTF-8 form).
+ * code points, no lone surrogate: those have no UTF-8 form). White space passes the shape so that the provider's
+ * canonical form judges it (`canonicalId`): a `tel:` id spelt with spaces is refused naming its E.164 form, any
+ * other id holding white space is refused as not canonical.
  */
 export const UserIdParam = Schema.String.check(
-  Schema.isPattern(/^[a-z0-9][a-z0-9_-]{0,31}:[^\s:\p{Cs}][^\s\p{Cs}]{0,255}$/u, {
+  Schema.isPattern(/^[a-z0-9][a-z0-9_-]{0,31}:[^:\p{Cs}][^\p{Cs}]{0,255}$/u, {
     message: "Expected <provider>:<user_id>, e.g. phone:5c0f…"
   })
 )

@@ -16,6 +16,7 @@ import {
 import { Forbidden } from "../auth/errors"
 import type { BundlerError } from "../chain/Bundler"
 import {
+  type AccountDeploying,
   type BundlerRefusedSetup,
   type BundlerRejected,
   type CallReverted,
@@ -121,6 +122,7 @@ type PayoutError =
   | GasCeilingExceeded
   | GasBudgetExhausted
   | GasPriceAboveCap
+  | AccountDeploying
   | UnsupportedChain
   | ChainUnavailable
   | StoreUnavailable

@@ -84,8 +84,10 @@ export class IdempotencyStore extends Context.Service<
       leaseMs: number
     ) => Effect.Effect<IdempotencyClaim, StoreUnavailable>
     /**
-     * Links `owner`'s claim to the operation about to be sent and keeps it `ttlMs`. `false` (nothing changed)
-     * when the claim is not theirs any more, or already linked or completed: then nothing may be sent.
+     * Links `owner`'s claim to the operation about to be sent and keeps it `ttlMs`. Linked again to the same record
+     * (`id`), the hash is replaced: the record's operation was signed again (its first form refused, never
+     * accepted), and a retry must learn the hash actually sent. `false` (nothing changed) when the claim is not
+     * theirs any more, linked to another record, or completed: then nothing may be sent.
      */
     readonly link: (
       key: string,
@@ -151,7 +153,7 @@ export class IdempotencyStore extends Context.Service<
           if (
             entry === undefined ||
             entry.owner !== owner ||
-            entry.operation !== undefined ||
+            (entry.operation !== undefined && entry.operation.id !== operation.id) ||
             entry.reply !== undefined
           ) {
             return false

@@ -116,6 +116,21 @@ describe("kernel authorisation", () => {
       status: 400,
       body: { code: "non_canonical_user_id" }
     })
+    // Spelt with spaces, the number is refused naming its E.164 form, in tx and sign alike; no other id holds a space.
+    const hash = `0x${"ab".repeat(32)}`
+    for (const userId of ["tel:+1 (500) 555-0006", "tel:+1 500 555 0006"]) {
+      for (const answer of [
+        await send(tx(userId, user.jwt)),
+        await f.call("POST", "/v1/kernel/sign", { userId, chain: "anvil", hash, auth: user.jwt }, bearer)
+      ]) {
+        expect(answer, userId).toMatchObject({ status: 400, body: { code: "non_canonical_user_id" } })
+        expect(String(answer.body.detail), userId).toContain('"tel:+15005550006"')
+      }
+    }
+    expect(await send(tx("ext:user 42", await issuer.sign("user 42")))).toMatchObject({
+      status: 400,
+      body: { code: "non_canonical_user_id" }
+    })
   })
 
   it("reads the user's id from the claim the provider is registered with", async () => {

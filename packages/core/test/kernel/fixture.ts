@@ -93,7 +93,11 @@ export const startKernelFixture = async (
     /** Ports that replace the embedded ones (a fault-injecting bundler or store), given the devnet. */
     readonly ports?: (
       devnet: SharedDevnet
-    ) => Layer.Layer<Bundler> | Layer.Layer<Bundler | IdempotencyStore> | Layer.Layer<TransactionLog>
+    ) =>
+      | Layer.Layer<Bundler>
+      | Layer.Layer<Bundler | IdempotencyStore>
+      | Layer.Layer<TransactionLog>
+      | Layer.Layer<Bundler | TransactionLog>
     /** The wallet routes' options (refusal statuses, the resolver's access). */
     readonly kernel?: KernelTxOptions
     /** Blocks (the including one too) before an operation is final; default the network's (1). */

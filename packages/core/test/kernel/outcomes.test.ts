@@ -2,7 +2,7 @@
 // test per row of the table. What the caller's batch causes is a 4xx that retrying cannot change; the gateway's own
 // sponsorship refused is a 502; only an upstream that does not answer properly is a 503.
 
-import { Bundler } from "@walletgate/core"
+import { Bundler, StoreUnavailable, TransactionLog } from "@walletgate/core"
 import { makeJsonRpcBundler, testUserIdentity } from "@walletgate/core/chain"
 import { Effect, Layer } from "effect"
 import { encodeErrorResult, type Hash, type Hex, parseAbi } from "viem"
@@ -217,34 +217,61 @@ describe("a batch's failures, classified", { tags: ["devnet"] }, () => {
 })
 
 describe("a Safe deployed between the gateway's read and its send (AA10)", { tags: ["devnet"] }, () => {
-  /** Whether the next deploying operation is preceded by the Safe's deployment, and the operations sent. */
-  const race = { armed: false, sent: [] as Array<{ readonly deploys: boolean }> }
+  /**
+   * Whether the next deploying operation is preceded by the Safe's deployment, the operations sent, whether the
+   * request dies right after the bundler accepts the next operation without deployment (its answer lost), and a
+   * record id whose reads fail (a store that cannot read it).
+   */
+  const race = {
+    armed: false,
+    sent: [] as Array<{ readonly deploys: boolean }>,
+    dieAfterResend: false,
+    unreadable: undefined as string | undefined
+  }
   let f: Fixture
   let bearer: Record<string, string>
   beforeAll(async () => {
     f = await startKernelFixture({
       ports: (devnet) =>
-        Layer.sync(Bundler, () => {
-          const inner = makeJsonRpcBundler([{ chainId: devnet.chain.id, url: devnet.bundlerUrl }])
-          return Bundler.of({
-            ...inner,
-            sendUserOperation: (chainId, op, entryPoint) =>
-              Effect.gen(function* () {
-                race.sent.push({ deploys: op.factory !== undefined })
-                if (race.armed && op.factory !== undefined && op.factoryData !== undefined) {
-                  race.armed = false
-                  // Another party deploys the Safe first, through the factory the operation names: the gateway read
-                  // no code, and its deploying operation now meets a Safe that exists.
-                  const { factory, factoryData } = op
-                  yield* Effect.promise(async () => {
-                    const hash = await devnetWallet(devnet).sendTransaction({ to: factory, data: factoryData })
-                    await devnet.publicClient.waitForTransactionReceipt({ hash })
-                  })
-                }
-                return yield* inner.sendUserOperation(chainId, op, entryPoint)
+        Layer.mergeAll(
+          Layer.sync(Bundler, () => {
+            const inner = makeJsonRpcBundler([{ chainId: devnet.chain.id, url: devnet.bundlerUrl }])
+            return Bundler.of({
+              ...inner,
+              sendUserOperation: (chainId, op, entryPoint) =>
+                Effect.gen(function* () {
+                  race.sent.push({ deploys: op.factory !== undefined })
+                  if (race.armed && op.factory !== undefined && op.factoryData !== undefined) {
+                    race.armed = false
+                    // Another party deploys the Safe first, through the factory the operation names: the gateway read
+                    // no code, and its deploying operation now meets a Safe that exists.
+                    const { factory, factoryData } = op
+                    yield* Effect.promise(async () => {
+                      const hash = await devnetWallet(devnet).sendTransaction({ to: factory, data: factoryData })
+                      await devnet.publicClient.waitForTransactionReceipt({ hash })
+                    })
+                  }
+                  const accepted = yield* inner.sendUserOperation(chainId, op, entryPoint)
+                  if (race.dieAfterResend && op.factory === undefined) {
+                    race.dieAfterResend = false
+                    return yield* Effect.die(new Error("the process died after eth_sendUserOperation"))
+                  }
+                  return accepted
+                })
+            })
+          }),
+          Layer.effect(
+            TransactionLog,
+            Effect.gen(function* () {
+              const inner = yield* TransactionLog
+              return TransactionLog.of({
+                ...inner,
+                find: (id) =>
+                  id === race.unreadable ? Effect.fail(new StoreUnavailable({ operation: "find" })) : inner.find(id)
               })
-          })
-        })
+            })
+          ).pipe(Layer.provide(TransactionLog.memory))
+        )
     })
     bearer = { authorization: `Bearer ${await f.accessToken()}` }
   })
@@ -273,5 +300,79 @@ describe("a Safe deployed between the gateway's read and its send (AA10)", { tag
     const events = await userOperationEvents(f.local, { userOpHash: sent.body.userOpHash as Hash })
     expect(events).toHaveLength(1)
     expect(race.sent).toHaveLength(2)
+  })
+
+  it("a request that dies after sending the batch signed again: the key answers that operation's hash", async () => {
+    const userId = "phone:outcome-aa10-lost"
+    const wallet = await f.walletOf(testUserIdentity(CLIENT.clientId, userId))
+    await f.fund(wallet, 100n)
+    const recipient = freshAddress()
+    const body = { userId, chain: "anvil", to: [recipient], value: ["7"], data: ["0x"], auth: "" }
+    const key = { ...bearer, "idempotency-key": "outcome-aa10-lost-1" }
+    race.armed = true
+    race.dieAfterResend = true
+    race.sent.length = 0
+    const lost = await f.call("POST", "/v1/kernel/tx", body, key)
+    expect(race.sent).toEqual([{ deploys: true }, { deploys: false }])
+    expect([lost.status, lost.body.code]).toEqual([502, "outcome_unknown"])
+    // A retry that cannot read the record answers from the key's link alone: the operation actually sent.
+    race.unreadable = String(lost.body.id)
+    const blind = await f.call("POST", "/v1/kernel/tx", body, key).finally(() => {
+      race.unreadable = undefined
+    })
+    expect(blind).toMatchObject({
+      status: 502,
+      body: { code: "outcome_unknown", id: lost.body.id, txHash: lost.body.txHash }
+    })
+    const retried = await f.call("POST", "/v1/kernel/tx", body, key)
+    expect(retried.status).toBe(200)
+    expect([retried.body.id, retried.body.userOpHash]).toEqual([lost.body.id, lost.body.txHash])
+    expect((await f.settled(retried.body.id, bearer)).status).toBe("confirmed")
+    expect(await f.publicClient.getBalance({ address: recipient })).toBe(7n)
+    expect(await userOperationEvents(f.local, { userOpHash: lost.body.txHash as Hash })).toHaveLength(1)
+    expect(race.sent).toHaveLength(2)
+  })
+})
+
+describe("AA10 while the Safe still has no code after the deploy wait", { tags: ["devnet"] }, () => {
+  let f: Fixture
+  let bearer: Record<string, string>
+  beforeAll(async () => {
+    f = await startKernelFixture({ bundlerProxy: true, kernel: { operations: { deployWaitMs: 1_000 } } })
+    bearer = { authorization: `Bearer ${await f.accessToken()}` }
+  })
+  afterAll(async () => {
+    await f?.stop()
+  })
+
+  it("is 503 account_deploying with Retry-After, nothing sent; the retry with the key executes once", async () => {
+    const userId = "phone:outcome-aa10-deploying"
+    const wallet = await f.walletOf(testUserIdentity(CLIENT.clientId, userId))
+    await f.fund(wallet, 100n)
+    const recipient = freshAddress()
+    const body = { userId, chain: "anvil", to: [recipient], value: ["7"], data: ["0x"], auth: "" }
+    const key = { ...bearer, "idempotency-key": "outcome-aa10-deploying-1" }
+    const deposit = await f.paymasterDeposit()
+    // The bundler says the Safe is being deployed (another deploying operation waits in it) while it has no code.
+    f.bundlerProxy?.set({
+      _tag: "errorOn",
+      method: "eth_sendUserOperation",
+      code: -32500,
+      message: "UserOperation reverted during simulation with reason: AA10 sender already constructed"
+    })
+    const refused = await f
+      .call("POST", "/v1/kernel/tx", body, key)
+      .finally(() => f.bundlerProxy?.set({ _tag: "pass" }))
+    expect([refused.status, refused.body.code]).toEqual([503, "account_deploying"])
+    expect(refused.headers.get("retry-after")).toBe("5")
+    expect(await f.publicClient.getCode({ address: wallet })).toBeUndefined()
+    expect(await f.paymasterDeposit()).toBe(deposit)
+    // Nothing stands as sent: the key was given up, and the retry runs the batch, once.
+    const retried = await f.call("POST", "/v1/kernel/tx", body, key)
+    expect(retried.status).toBe(200)
+    expect(retried.headers.get("idempotent-replayed")).toBeNull()
+    expect((await f.settled(retried.body.id, bearer)).status).toBe("confirmed")
+    expect(await f.publicClient.getBalance({ address: recipient })).toBe(7n)
+    expect(await userOperationEvents(f.local, { userOpHash: retried.body.userOpHash as Hash })).toHaveLength(1)
   })
 })

@@ -142,11 +142,13 @@ describe("POST /v1/resolver", () => {
       return (answer.body.users as Users)[0]?.accountAddress
     }
 
-    it("gives seven spellings of one number one address, or a 400 naming tel:+15005550006, never another address", async () => {
+    it("gives every spelling of one number one address, or a 400 naming tel:+15005550006, never another address", async () => {
       const spellings = [
         "tel:+15005550006",
         "tel:15005550006",
         "tel:+1 (500) 555-0006",
+        "tel:+1 500 555 0006",
+        "tel: +15005550006",
         "tel:+15005550006\u200b",
         "tel:\uff0b15005550006",
         "tel:+1-500-555-0006",
@@ -163,10 +165,8 @@ describe("POST /v1/resolver", () => {
           continue
         }
         expect(answer.status, userId).toBe(400)
-        // White space fails the id's shape before any provider looks at it.
-        if (/\s/.test(userId)) expect(answer.body.code).toBe("invalid_request")
-        else expect(answer.body, userId).toMatchObject({ code: "non_canonical_user_id" })
-        if (!/\s/.test(userId)) expect(String(answer.body.detail), userId).toContain('"tel:+15005550006"')
+        expect(answer.body, userId).toMatchObject({ code: "non_canonical_user_id" })
+        expect(String(answer.body.detail), userId).toContain('"tel:+15005550006"')
       }
       expect(addresses).toEqual(new Set([await addressOf("tel:+15005550006")]))
     })
@@ -198,7 +198,16 @@ describe("POST /v1/resolver", () => {
       // `handle` declares nothing: case is kept (OIDC's sub is case-sensitive), Unicode is NFC.
       expect(await addressOf("handle:Alice")).not.toBe(await addressOf("handle:alice"))
       expect(await addressOf("handle:e\u0301")).toBe(await addressOf("handle:\u00e9"))
-      for (const userId of ["email:alice@example.com\u200b", "handle:\u202ealice", "email:al\u00adice@example.com"]) {
+      // White space is no part of these ids either: refused by the same rule, not taken as another id.
+      for (const userId of [
+        "email:alice@example.com\u200b",
+        "handle:\u202ealice",
+        "email:al\u00adice@example.com",
+        "email:alice @example.com",
+        "handle:al ice",
+        "handle:alice\u00a0",
+        "phone:5c0f3b2a-9d4e-4f6a-8b1c-2d3e4f5a6b7c "
+      ]) {
         expect(await resolve(userId), userId).toMatchObject({ status: 400, body: { code: "non_canonical_user_id" } })
       }
     })

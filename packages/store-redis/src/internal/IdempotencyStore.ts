@@ -28,10 +28,12 @@ end
 return {"InFlight"}
 `)
 
+// Linked again to the same record (ARGV[6], its id), the operation's hash is replaced (it was signed again).
 const link = luaScript(`
 local record = redis.call("HMGET", KEYS[1], "o", "e", "d", "i")
 local expiresAt = tonumber(record[2])
-if record[1] ~= ARGV[1] or not expiresAt or expiresAt <= tonumber(ARGV[3]) or record[3] or record[4] then return 0 end
+if record[1] ~= ARGV[1] or not expiresAt or expiresAt <= tonumber(ARGV[3]) or record[3] then return 0 end
+if record[4] and cjson.decode(record[4]).id ~= ARGV[6] then return 0 end
 redis.call("HSET", KEYS[1], "i", ARGV[2], "e", ARGV[4])
 redis.call("PEXPIRE", KEYS[1], ARGV[5])
 return 1
@@ -108,7 +110,14 @@ export const redisIdempotencyStore = (connection: Connection): IdempotencyStore[
           "IdempotencyStore.link",
           link,
           [hashKey(key)],
-          [owner, encodeOperation({ id: operation.id, txHash: operation.txHash }), now, now + ttlMs, lifetimeMs(ttlMs)],
+          [
+            owner,
+            encodeOperation({ id: operation.id, txHash: operation.txHash }),
+            now,
+            now + ttlMs,
+            lifetimeMs(ttlMs),
+            operation.id
+          ],
           Schema.Number
         )
       ).pipe(Effect.map((linked) => linked === 1)),

@@ -229,20 +229,40 @@ export const idempotencyStoreContract: ReadonlyArray<PortContractCase<Idempotenc
       yield* expectEqual("replay", yield* store.claim(KEY, REQUEST, T0 + 500 + TTL - 1, LEASE), completed(REPLY))
     })
   ),
-  idempotencyCase("refuses to link a claim that is not the caller's, expired, already linked or completed", (store) =>
+  idempotencyCase(
+    "refuses to link a claim that is not the caller's, expired, linked to another record or completed",
+    (store) =>
+      Effect.gen(function* () {
+        const owner = yield* ownerOf("first claim", yield* store.claim(KEY, REQUEST, T0, LEASE))
+        yield* expectEqual("another token", yield* store.link(KEY, `${owner}-not`, OPERATION, T0 + 1, DAY), false)
+        yield* expectEqual("still in flight", yield* store.claim(KEY, REQUEST, T0 + 2, LEASE), IN_FLIGHT)
+        yield* expectEqual("first link", yield* store.link(KEY, owner, OPERATION, T0 + 3, DAY), true)
+        const other = { id: "tx-2", txHash: OPERATION.txHash }
+        yield* expectEqual("second link", yield* store.link(KEY, owner, other, T0 + 4, DAY), false)
+        yield* expectEqual("first operation kept", yield* store.claim(KEY, REQUEST, T0 + 5, LEASE), linked(owner, true))
+
+        const done = yield* ownerOf("other key", yield* store.claim(OTHER_KEY, REQUEST, T0, LEASE))
+        yield* store.complete(OTHER_KEY, done, REPLY, T0 + 1, TTL)
+        yield* expectEqual("completed", yield* store.link(OTHER_KEY, done, OPERATION, T0 + 2, DAY), false)
+        yield* expectEqual("never linked", yield* store.link(`${KEY}:none`, done, OPERATION, T0, DAY), false)
+      })
+  ),
+  idempotencyCase("links the owner's claim again to the same record, its hash replaced (signed again)", (store) =>
     Effect.gen(function* () {
       const owner = yield* ownerOf("first claim", yield* store.claim(KEY, REQUEST, T0, LEASE))
-      yield* expectEqual("another token", yield* store.link(KEY, `${owner}-not`, OPERATION, T0 + 1, DAY), false)
-      yield* expectEqual("still in flight", yield* store.claim(KEY, REQUEST, T0 + 2, LEASE), IN_FLIGHT)
-      yield* expectEqual("first link", yield* store.link(KEY, owner, OPERATION, T0 + 3, DAY), true)
-      const other = { id: "tx-2", txHash: OPERATION.txHash }
-      yield* expectEqual("second link", yield* store.link(KEY, owner, other, T0 + 4, DAY), false)
-      yield* expectEqual("first operation kept", yield* store.claim(KEY, REQUEST, T0 + 5, LEASE), linked(owner, true))
-
-      const done = yield* ownerOf("other key", yield* store.claim(OTHER_KEY, REQUEST, T0, LEASE))
-      yield* store.complete(OTHER_KEY, done, REPLY, T0 + 1, TTL)
-      yield* expectEqual("completed", yield* store.link(OTHER_KEY, done, OPERATION, T0 + 2, DAY), false)
-      yield* expectEqual("never linked", yield* store.link(`${KEY}:none`, done, OPERATION, T0, DAY), false)
+      yield* expectEqual("first link", yield* store.link(KEY, owner, OPERATION, T0 + 1, DAY), true)
+      const resigned: LinkedOperation = { id: OPERATION.id, txHash: `0x${"ef".repeat(32)}` }
+      yield* expectEqual("by another token", yield* store.link(KEY, `${owner}-not`, resigned, T0 + 2, DAY), false)
+      yield* expectEqual("same record", yield* store.link(KEY, owner, resigned, T0 + 3, DAY), true)
+      yield* expectEqual("its hash replaced", yield* store.claim(KEY, REQUEST, T0 + 4, LEASE), {
+        _tag: "Linked",
+        owner,
+        operation: resigned,
+        running: true
+      })
+      yield* store.complete(KEY, owner, REPLY, T0 + 5, TTL)
+      yield* expectEqual("once completed", yield* store.link(KEY, owner, OPERATION, T0 + 6, DAY), false)
+      yield* expectEqual("answer kept", yield* store.claim(KEY, REQUEST, T0 + 7, LEASE), completed(REPLY))
     })
   ),
   idempotencyCase(
