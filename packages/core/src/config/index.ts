@@ -8,6 +8,7 @@ export {
   operatorTokenFromEnv,
   optionalMasterSecretFromEnv,
   portFromEnv,
+  redisKeyPrefixFromEnv,
   redisUrlFromEnv,
   resolverAccessFromEnv,
   signingKeysFromEnv,
