@@ -171,9 +171,7 @@ export const withOperator = async <A, E extends { readonly _tag: string }>(
         vault,
         SecureRandom.crypto
       )
-    ),
-    // What the stores log (Redis unreachable, a failed call) goes to stderr: stdout holds the command's output only.
-    Layer.provide(Logger.layer([Logger.withConsoleError(Logger.formatLogFmt)]))
+    )
   )
   const call = cliCall()
   const outcome = await Effect.runPromise(
@@ -181,7 +179,11 @@ export const withOperator = async <A, E extends { readonly _tag: string }>(
       Effect.gen(function* () {
         return yield* program(yield* Operator, call)
       })
-    ).pipe(Effect.provide(operator))
+    ).pipe(
+      Effect.provide(operator),
+      // What the stores log (Redis unreachable, a failed call) goes to stderr: stdout holds the command's output only.
+      Effect.provide(Logger.layer([Logger.withConsoleError(Logger.formatLogFmt)]))
+    )
   )
   return outcome._tag === "Success" ? outcome.success : fail(explain(outcome.failure))
 }
