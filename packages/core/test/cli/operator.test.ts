@@ -45,57 +45,63 @@ describe("walletgate apps, keys, accounts, budgets and audit on the gateways' Re
   let keyId = ""
   let address = ""
 
-  it("creates an app shown with its secret once, lists it without, rotates its secret, grants and takes providers, revokes it", SLOW, async () => {
-    const created = await operator.json<App & { clientSecret: string; name: string; testMode: boolean }>(
-      "apps",
-      "create",
-      "--name",
-      "Acme shop",
-      "--providers",
-      "phone",
-      "--test-mode"
-    )
-    expect(created).toMatchObject({ name: "Acme shop", providers: ["phone"], testMode: true })
-    expect(created.clientSecret).toMatch(/^wgs_/)
-    operator.shown(created.clientSecret)
-    clientId = created.clientId
+  it(
+    "creates an app shown with its secret once, lists it without, rotates its secret, grants and takes providers, revokes it",
+    SLOW,
+    async () => {
+      const created = await operator.json<App & { clientSecret: string; name: string; testMode: boolean }>(
+        "apps",
+        "create",
+        "--name",
+        "Acme shop",
+        "--providers",
+        "phone",
+        "--test-mode"
+      )
+      expect(created).toMatchObject({ name: "Acme shop", providers: ["phone"], testMode: true })
+      expect(created.clientSecret).toMatch(/^wgs_/)
+      operator.shown(created.clientSecret)
+      clientId = created.clientId
 
-    const listed = await operator.json<ReadonlyArray<Record<string, unknown>>>("apps", "list")
-    expect(listed).toEqual([expect.objectContaining({ clientId, name: "Acme shop", testMode: true })])
-    expect(Object.keys(listed[0] ?? {})).not.toContain("clientSecret")
-    expect((await operator.run("apps", "list")).stdout).toMatch(new RegExp(`^${clientId} +Acme shop +phone +test`, "m"))
+      const listed = await operator.json<ReadonlyArray<Record<string, unknown>>>("apps", "list")
+      expect(listed).toEqual([expect.objectContaining({ clientId, name: "Acme shop", testMode: true })])
+      expect(Object.keys(listed[0] ?? {})).not.toContain("clientSecret")
+      expect((await operator.run("apps", "list")).stdout).toMatch(
+        new RegExp(`^${clientId} +Acme shop +phone +test`, "m")
+      )
 
-    const rotated = await operator.json<{ clientId: string; clientSecret: string }>("apps", "rotate-secret", clientId)
-    expect(rotated.clientId).toBe(clientId)
-    expect(rotated.clientSecret).not.toBe(created.clientSecret)
-    operator.shown(rotated.clientSecret)
+      const rotated = await operator.json<{ clientId: string; clientSecret: string }>("apps", "rotate-secret", clientId)
+      expect(rotated.clientId).toBe(clientId)
+      expect(rotated.clientSecret).not.toBe(created.clientSecret)
+      operator.shown(rotated.clientSecret)
 
-    expect((await operator.json<App>("apps", "providers", clientId, "--grant", "tel")).providers).toEqual([
-      "phone",
-      "tel"
-    ])
-    expect((await operator.json<App>("apps", "providers", clientId, "--revoke", "phone")).providers).toEqual(["tel"])
-    // A provider the deployment has not registered is refused, naming it.
-    const unknownProvider = await operator.run("apps", "providers", clientId, "--grant", "acme")
-    expect(unknownProvider).toMatchObject({ status: 1, stdout: "" })
-    expect(unknownProvider.stderr).toContain("[unknown_identity_provider]")
+      expect((await operator.json<App>("apps", "providers", clientId, "--grant", "tel")).providers).toEqual([
+        "phone",
+        "tel"
+      ])
+      expect((await operator.json<App>("apps", "providers", clientId, "--revoke", "phone")).providers).toEqual(["tel"])
+      // A provider the deployment has not registered is refused, naming it.
+      const unknownProvider = await operator.run("apps", "providers", clientId, "--grant", "acme")
+      expect(unknownProvider).toMatchObject({ status: 1, stdout: "" })
+      expect(unknownProvider.stderr).toContain("[unknown_identity_provider]")
 
-    // The human form shows a secret with the warning that it is shown once.
-    const human = await operator.run("apps", "create", "--name", "Second", "--providers", "phone,tel")
-    expect(human.status).toBe(0)
-    const secret = /^client secret {2}(wgs_\S+)$/m.exec(human.stdout)?.[1] ?? ""
-    expect(secret).toMatch(/^wgs_/)
-    expect(human.stdout).toContain("This is the only time it is shown")
-    operator.shown(secret)
-    const second = /^client id {6}(wgc_\S+)$/m.exec(human.stdout)?.[1] ?? ""
+      // The human form shows a secret with the warning that it is shown once.
+      const human = await operator.run("apps", "create", "--name", "Second", "--providers", "phone,tel")
+      expect(human.status).toBe(0)
+      const secret = /^client secret {2}(wgs_\S+)$/m.exec(human.stdout)?.[1] ?? ""
+      expect(secret).toMatch(/^wgs_/)
+      expect(human.stdout).toContain("This is the only time it is shown")
+      operator.shown(secret)
+      const second = /^client id {6}(wgc_\S+)$/m.exec(human.stdout)?.[1] ?? ""
 
-    expect(await operator.json("apps", "revoke", second)).toEqual({ clientId: second, revoked: true })
-    expect((await operator.json<ReadonlyArray<App>>("apps", "list")).map((app) => app.clientId)).toEqual([clientId])
-    // An operator error: exit 1, its detail and code on stderr, nothing on stdout (with --json too).
-    const again = await operator.run("apps", "revoke", second, "--json")
-    expect(again).toMatchObject({ status: 1, stdout: "" })
-    expect(again.stderr).toBe(`walletgate: No app with this client id. (${second}) [app_not_found]\n`)
-  })
+      expect(await operator.json("apps", "revoke", second)).toEqual({ clientId: second, revoked: true })
+      expect((await operator.json<ReadonlyArray<App>>("apps", "list")).map((app) => app.clientId)).toEqual([clientId])
+      // An operator error: exit 1, its detail and code on stderr, nothing on stdout (with --json too).
+      const again = await operator.run("apps", "revoke", second, "--json")
+      expect(again).toMatchObject({ status: 1, stdout: "" })
+      expect(again.stderr).toBe(`walletgate: No app with this client id. (${second}) [app_not_found]\n`)
+    }
+  )
 
   it("creates an API key shown once, lists it without the key, revokes it", SLOW, async () => {
     const created = await operator.json<{ id: string; key: string; mode: string; networks: ReadonlyArray<string> }>(
@@ -130,45 +136,65 @@ describe("walletgate apps, keys, accounts, budgets and audit on the gateways' Re
     expect((await operator.run("keys", "revoke", "nosuchkey000")).stderr).toContain("[api_key_not_found]")
   })
 
-  it("registers an automation account with a payout plan: its Safe's address, known before deployment", SLOW, async () => {
-    const planFile = join(folder, "plan.json")
-    const plan = {
-      asset: "0x0000000000000000000000000000000000000000",
-      recipients: [{ address: RECIPIENT, shareBps: 10_000 }],
-      minimumPayout: "1000",
-      reserve: "0"
-    }
-    writeFileSync(planFile, JSON.stringify(plan))
-    const account = await operator.json<{ address: string; plan: unknown }>(
-      "accounts",
-      "register",
-      "--network",
-      "anvil",
-      "--key",
-      "payroll-1",
-      "--plan",
-      planFile
-    )
-    // The address the gateways derive from the same master secret.
-    address = automationAddress(MASTER_SECRET, "payroll-1")
-    expect(account).toEqual({ address, network: "anvil", accountKey: "payroll-1", plan })
-    expect(await operator.json("accounts", "list")).toEqual([account])
+  it(
+    "registers an automation account with a payout plan: its Safe's address, known before deployment",
+    SLOW,
+    async () => {
+      const planFile = join(folder, "plan.json")
+      const plan = {
+        asset: "0x0000000000000000000000000000000000000000",
+        recipients: [{ address: RECIPIENT, shareBps: 10_000 }],
+        minimumPayout: "1000",
+        reserve: "0"
+      }
+      writeFileSync(planFile, JSON.stringify(plan))
+      const account = await operator.json<{ address: string; plan: unknown }>(
+        "accounts",
+        "register",
+        "--network",
+        "anvil",
+        "--key",
+        "payroll-1",
+        "--plan",
+        planFile
+      )
+      // The address the gateways derive from the same master secret.
+      address = automationAddress(MASTER_SECRET, "payroll-1")
+      expect(account).toEqual({ address, network: "anvil", accountKey: "payroll-1", plan })
+      expect(await operator.json("accounts", "list")).toEqual([account])
 
-    // A plan whose shares do not add up is refused naming the file; nothing is registered.
-    writeFileSync(planFile, JSON.stringify({ ...plan, recipients: [{ address: RECIPIENT, shareBps: 9_000 }] }))
-    const refused = await operator.run("accounts", "register", "--network", "anvil", "--key", "payroll-2", "--plan", planFile)
-    expect(refused).toMatchObject({ status: 1, stdout: "" })
-    expect(refused.stderr).toContain(`--plan ${planFile} is not a payout plan`)
-    // Without the master secret the address cannot be known: refused naming it.
-    const { WALLETGATE_MASTER_SECRET: _, ...withoutSecret } = env
-    const noSecret = await runCli(withoutSecret, ["accounts", "register", "--network", "anvil", "--key", "payroll-3"])
-    expect(noSecret).toMatchObject({ status: 1, stdout: "" })
-    expect(noSecret.stderr).toContain("WALLETGATE_MASTER_SECRET is not set")
-    expect(await operator.json("accounts", "list")).toEqual([account])
-  })
+      // A plan whose shares do not add up is refused naming the file; nothing is registered.
+      writeFileSync(planFile, JSON.stringify({ ...plan, recipients: [{ address: RECIPIENT, shareBps: 9_000 }] }))
+      const refused = await operator.run(
+        "accounts",
+        "register",
+        "--network",
+        "anvil",
+        "--key",
+        "payroll-2",
+        "--plan",
+        planFile
+      )
+      expect(refused).toMatchObject({ status: 1, stdout: "" })
+      expect(refused.stderr).toContain(`--plan ${planFile} is not a payout plan`)
+      // Without the master secret the address cannot be known: refused naming it.
+      const { WALLETGATE_MASTER_SECRET: _, ...withoutSecret } = env
+      const noSecret = await runCli(withoutSecret, ["accounts", "register", "--network", "anvil", "--key", "payroll-3"])
+      expect(noSecret).toMatchObject({ status: 1, stdout: "" })
+      expect(noSecret.stderr).toContain("WALLETGATE_MASTER_SECRET is not set")
+      expect(await operator.json("accounts", "list")).toEqual([account])
+    }
+  )
 
   it("sets an app's day budget and shows it with its use today", SLOW, async () => {
-    const set = await operator.json<{ gasPerDay: number }>("budgets", "set", "--app", clientId, "--gas-per-day", "5000000")
+    const set = await operator.json<{ gasPerDay: number }>(
+      "budgets",
+      "set",
+      "--app",
+      clientId,
+      "--gas-per-day",
+      "5000000"
+    )
     expect(set).toMatchObject({ clientId, gasPerDay: 5_000_000, usedToday: [{ network: "anvil", gas: 0 }] })
     expect(await operator.json("budgets", "show", "--app", clientId)).toEqual([set])
     expect(await operator.json("budgets", "show")).toEqual([set])
