@@ -58,6 +58,9 @@ options:
 ${WHERE}`
 }
 
+/** What `keys` says when REDIS_URL is not set. */
+const FILE_INSTEAD = "or --file <path> for a key file, which only a gateway of one process reading it sees"
+
 /** The key file of this invocation, or none for the gateways' Redis. */
 const keyFile = (invocation: Invocation): string | undefined => {
   if (invocation.values.file !== undefined) return invocation.values.file
@@ -111,7 +114,9 @@ const createKey = async (invocation: Invocation, file: string | undefined): Prom
   for (const account of accounts) if (!/^0x[0-9a-fA-F]{40}$/.test(account)) fail(`not an address: ${account}`)
   const options = { mode: mode as ApiKeyMode, networks, accounts }
   if (file === undefined) {
-    return withOperator({ networks: "required" }, (operator, call) => operator.createKey(call, options))
+    return withOperator({ networks: "required", otherwise: FILE_INSTEAD }, (operator, call) =>
+      operator.createKey(call, options)
+    )
   }
   const { key, record } = await inFile(file, createApiKey(options))
   return { ...keyView(record), key }
@@ -134,14 +139,16 @@ export const runKeys = async (invocation: Invocation): Promise<void> => {
     case "list": {
       const keys =
         file === undefined
-          ? await withOperator({}, (operator) => operator.listKeys)
+          ? await withOperator({ otherwise: FILE_INSTEAD }, (operator) => operator.listKeys)
           : (await inFile(file, listApiKeys)).map(keyView)
       return output(invocation, keys, () => keyRows(keys, file === undefined ? "no keys" : `no keys in ${file}`))
     }
     case "revoke": {
       const id = argument(invocation, "the key id")
       if (file === undefined) {
-        const revoked = await withOperator({}, (operator, call) => operator.revokeKey(call, id))
+        const revoked = await withOperator({ otherwise: FILE_INSTEAD }, (operator, call) =>
+          operator.revokeKey(call, id)
+        )
         return output(invocation, revoked, () => `revoked key ${id}`)
       }
       if (!(await inFile(file, revokeApiKey(id)))) fail(`no active key ${id}`)

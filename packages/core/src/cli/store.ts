@@ -74,6 +74,8 @@ export interface Needs {
   readonly masterSecret?: boolean
   /** WALLETGATE_IDENTITY_PROVIDERS, the providers an app may be granted (apps create, apps providers --grant). */
   readonly providers?: boolean
+  /** Another store the command can use, said when REDIS_URL is not set (keys: a key file). */
+  readonly otherwise?: string
 }
 
 const run = <A, E>(effect: Effect.Effect<A, E>): Promise<A> => Effect.runPromise(effect)
@@ -137,7 +139,8 @@ export const withOperator = async <A, E extends { readonly _tag: string }>(
   if (Option.isNone(url)) {
     return fail(
       "REDIS_URL is not set: this command works on the gateway's store, the Redis its instances share " +
-        "(set REDIS_URL=redis://… or rediss://…, and WALLETGATE_REDIS_KEY_PREFIX when the gateways set one)"
+        "(set REDIS_URL=redis://… or rediss://…, and WALLETGATE_REDIS_KEY_PREFIX when the gateways set one)" +
+        (needs.otherwise === undefined ? "" : `; ${needs.otherwise}`)
     )
   }
   const keyPrefix = await run(redisKeyPrefixFromEnv)
