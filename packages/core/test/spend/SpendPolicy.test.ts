@@ -119,4 +119,27 @@ describe("SpendPolicy", () => {
       retryAfterSeconds: expect.any(Number)
     })
   })
+
+  it("counts an app's day budget in its own day window: refused 429 when full, given back with the rest", async () => {
+    const anvil = network({ batchCeiling: 100, payoutCeiling: 100, perUser: 1000, perApp: 1000, perNetwork: 1000 })
+    const payer = { kind: "batch", app: "a", user: "u", gasPerDay: 150 } as const
+    const result = await run(
+      Effect.gen(function* () {
+        const policy = yield* SpendPolicy
+        const hold = yield* policy.reserve(anvil, payer, 100n)
+        const refused = yield* policy.reserve(anvil, payer, 100n).pipe(Effect.flip)
+        const afterRefusal = { day: yield* policy.appGasToday(anvil, "a"), use: yield* policy.use(anvil) }
+        // Another app, without a day budget, is not held back by this one's.
+        yield* policy.reserve(anvil, { kind: "batch", app: "b", user: "u" }, 100n)
+        yield* policy.release(hold)
+        return { refused, afterRefusal, afterRelease: yield* policy.appGasToday(anvil, "a") }
+      })
+    )
+    expect(result._tag === "Success" ? result.success : undefined).toMatchObject({
+      refused: { _tag: "GasBudgetExhausted", budget: "app_day" },
+      // The refused reservation left nothing behind: neither in the day window nor in the network's.
+      afterRefusal: { day: 100, use: { networkGasUsed: 100 } },
+      afterRelease: 0
+    })
+  })
 })
