@@ -219,6 +219,22 @@ export const redisUrlFromEnv: Effect.Effect<Option.Option<URL>, ConfigurationErr
   { name: "REDIS_URL", expected: "a redis:// or rediss:// URL", example: "redis://127.0.0.1:6379" }
 )
 
+/**
+ * What the Redis stores put before every key (`RedisStores.layer({ keyPrefix })`): `WALLETGATE_REDIS_KEY_PREFIX`, or
+ * none for the stores' default (`walletgate:`). Every gateway of a fleet and the CLI that manages it use the same.
+ */
+export const redisKeyPrefixFromEnv: Effect.Effect<Option.Option<string>, ConfigurationError> = read(
+  Config.option(
+    Config.schema(
+      Schema.String.check(
+        Schema.isPattern(/^[^{}\s]{1,64}$/, { message: "Expected 1 to 64 characters, no { } or space" })
+      ),
+      "WALLETGATE_REDIS_KEY_PREFIX"
+    )
+  ),
+  { name: "WALLETGATE_REDIS_KEY_PREFIX", expected: "1 to 64 characters without { } or spaces", example: "walletgate:" }
+)
+
 /** The tokens' issuer (`iss`): `WALLETGATE_ISSUER`, default `walletgate`. */
 export const issuerFromEnv: Effect.Effect<string, ConfigurationError> = read(
   Config.NonEmptyString("WALLETGATE_ISSUER").pipe(Config.withDefault("walletgate")),

@@ -9,6 +9,7 @@ export {
   operatorTokensFromEnv,
   optionalMasterSecretFromEnv,
   portFromEnv,
+  redisKeyPrefixFromEnv,
   redisUrlFromEnv,
   resolverAccessFromEnv,
   signingKeysFromEnv,

@@ -410,7 +410,8 @@ const appView = (app: App): AppView => ({
   ...(app.gasPerDay === undefined ? {} : { gasPerDay: app.gasPerDay })
 })
 
-const keyView = (record: ApiKeyRecord): KeyView => ({
+/** An API key's record as operators see it (the CLI's key file shows its keys so too). */
+export const keyView = (record: ApiKeyRecord): KeyView => ({
   id: record.id,
   mode: record.mode,
   networks: record.networks,

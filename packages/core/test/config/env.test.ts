@@ -9,6 +9,7 @@ import {
   operatorTokensFromEnv,
   optionalMasterSecretFromEnv,
   portFromEnv,
+  redisKeyPrefixFromEnv,
   redisUrlFromEnv,
   signingKeysFromEnv,
   smsSenderFromEnv
@@ -124,6 +125,12 @@ describe("configuration errors", () => {
       /is invalid \("70000": Expected a value between 0 and 65535\)/
     )
     expectExplained(await failureOf(redisUrlFromEnv, { REDIS_URL: "not a url" }), "REDIS_URL", /is invalid/)
+    // A prefix with a brace would choose the cluster slot: the stores refuse it, and so does the setting.
+    expectExplained(
+      await failureOf(redisKeyPrefixFromEnv, { WALLETGATE_REDIS_KEY_PREFIX: "app{1}:" }),
+      "WALLETGATE_REDIS_KEY_PREFIX",
+      /is invalid \("app\{1\}:": Expected 1 to 64 characters, no \{ \} or space\)/
+    )
     expectExplained(
       await failureOf(identityProvidersFromEnv, { WALLETGATE_IDENTITY_PROVIDERS: "[{}]" }),
       "WALLETGATE_IDENTITY_PROVIDERS",

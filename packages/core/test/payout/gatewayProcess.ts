@@ -8,6 +8,8 @@ const child = fileURLToPath(new URL("./crashChild.ts", import.meta.url))
 export interface GatewayProcess {
   readonly base: string
   readonly process: ChildProcess
+  /** Everything it wrote on stdout and stderr so far. */
+  readonly output: () => string
 }
 
 /**
@@ -25,7 +27,7 @@ export const startGatewayProcess = (env: Record<string, string>, started: Array<
     spawned.stdout?.on("data", (chunk: Buffer) => {
       output += chunk.toString()
       const port = /listening (\d+)/.exec(output)?.[1]
-      if (port !== undefined) resolve({ base: `http://127.0.0.1:${port}`, process: spawned })
+      if (port !== undefined) resolve({ base: `http://127.0.0.1:${port}`, process: spawned, output: () => output })
     })
     spawned.stderr?.on("data", (chunk: Buffer) => {
       output += chunk.toString()

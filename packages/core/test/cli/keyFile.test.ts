@@ -118,6 +118,8 @@ describe("walletgate keys (CLI)", () => {
       status: 1
     })
     expect(walletgate("nonsense")).toMatchObject({ status: 1, output: expect.stringContaining("usage:") })
+    expect(walletgate("frob").output).toMatch(/^walletgate: unknown command "frob"\n/)
+    expect(walletgate("keys", "frob").output).toMatch(/^walletgate: unknown command "keys frob"/)
   })
 })
 
