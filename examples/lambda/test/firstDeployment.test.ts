@@ -44,8 +44,9 @@ const resolvedKeys = [...TEMPLATE.matchAll(/resolve:secretsmanager:\$\{SecretNam
   (match) => match[1]
 )
 
+const MASTER_SECRET = "first-deployment-test-master-secret-0123456789"
 const SIGNING_KEY = generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "pem" }).toString()
-const PAYMASTER_KEY = `0x${"11".repeat(32)}`
+const PAYMASTER_KEY = `0x${"11".repeat(32)}` as const
 /** A network as the template's `Networks` parameter gives one: its paymaster's signer key from the secret. */
 const NETWORKS = JSON.stringify({
   networks: {
@@ -62,7 +63,7 @@ const NETWORKS = JSON.stringify({
 /** The function's environment: the secret's keys with working values, and the template's other variables. */
 const functionEnv = (redisUrl: string): Record<string, string> => ({
   REDIS_URL: redisUrl,
-  WALLETGATE_MASTER_SECRET: "first-deployment-test-master-secret-0123456789",
+  WALLETGATE_MASTER_SECRET: MASTER_SECRET,
   WALLETGATE_SIGNING_KEY: SIGNING_KEY,
   PAYMASTER_SIGNER_KEY: PAYMASTER_KEY,
   TWILIO_AUTH_TOKEN: "twilio-test-token",
@@ -155,7 +156,7 @@ describe("the Lambda README's first deployment, as a new user runs it", () => {
     }
     const call: OperatorCall = { actor: { kind: "cli", user: "operator", host: "laptop" } }
     const ports = Layer.mergeAll(
-      embeddedPorts({ networks: [network], masterSecret: env.WALLETGATE_MASTER_SECRET }),
+      embeddedPorts({ networks: [network], masterSecret: MASTER_SECRET }),
       Layer.fresh(RedisStores.layer({ url: redis.url }))
     )
     // What `walletgate apps create --providers phone`, `accounts register` and `keys create` do on REDIS_URL.

@@ -190,7 +190,15 @@ describe("the playground with REDIS_URL", () => {
     // (never reached here: a key is checked before anything is sent) and keeps nothing of its own.
     const stores = Layer.mergeAll(
       embeddedPorts({
-        networks: [{ slug: "anvil", chainId: 31337, rpcUrl: "http://127.0.0.1:9", testnet: true, contracts: {} }]
+        networks: [
+          {
+            slug: "anvil",
+            chainId: 31337,
+            rpcUrl: "http://127.0.0.1:9",
+            testnet: true,
+            contracts: { sweeper: zeroAddress }
+          }
+        ]
       }),
       RedisStores.layer({ url: redis.url })
     )
@@ -198,13 +206,13 @@ describe("the playground with REDIS_URL", () => {
     const operator = Operator.layer.pipe(Layer.provide(SpendPolicy.layer), Layer.provide(stores))
     const ask = async (path: string, body: unknown, headers: Record<string, string> = {}) =>
       (
-        await other.handle({
-          method: "POST",
-          path,
-          query: new URLSearchParams(),
-          headers: { "content-type": "application/json", ...headers },
-          body
-        })
+        await other.fetch(
+          new Request(`http://127.0.0.1${path}`, {
+            method: "POST",
+            headers: { "content-type": "application/json", ...headers },
+            body: JSON.stringify(body)
+          })
+        )
       ).status
     // A key the store knows reaches the account check (403 for an account it does not cover); an unknown or revoked
     // one is refused first (401).
