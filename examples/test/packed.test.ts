@@ -15,8 +15,14 @@ const REGISTRY = ["effect", "viem", "express"]
 const versionOf = (name: string): string =>
   (JSON.parse(readFileSync(join(ROOT, "node_modules", name, "package.json"), "utf8")) as { version: string }).version
 
-/** The README's quick start (`examples/quickstart`, checked verbatim against the README), as the consumer writes it. */
-const QUICK_START = readFileSync(join(ROOT, "examples/quickstart/src/server.ts"), "utf8")
+/** The README's quick start: the code block after "Save this as `server.mjs`", as the reader copies it. */
+const QUICK_START = (() => {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8")
+  const after = readme.slice(readme.indexOf("Save this as `server.mjs`"))
+  const block = /```ts\n([\s\S]*?)```/.exec(after)?.[1]
+  if (block === undefined) throw new Error("no quick start after 'Save this as `server.mjs`' in README.md")
+  return block
+})()
 
 /** The same quick start for a CommonJS project: each `import` a `require()`. */
 const commonJs = (source: string): string =>
@@ -85,14 +91,14 @@ describe("the packed packages, installed into a fresh project", () => {
       JSON.stringify({
         name: "walletgate-consumer",
         private: true,
-        type: "module",
+        // No "type": the README says to save the quick start as server.mjs, which needs none.
         dependencies: Object.fromEntries([...tarballs, ...REGISTRY.map((name) => [name, versionOf(name)] as const)])
       })
     )
     await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts"], {
       cwd: project
     })
-    writeFileSync(join(project, "server.js"), QUICK_START)
+    writeFileSync(join(project, "server.mjs"), QUICK_START)
     // A CommonJS project inside it: its own package.json, the parent's node_modules.
     mkdirSync(join(project, "cjs"))
     writeFileSync(join(project, "cjs", "package.json"), JSON.stringify({ name: "cjs-consumer", type: "commonjs" }))
@@ -101,8 +107,8 @@ describe("the packed packages, installed into a fresh project", () => {
 
   afterAll(() => rmSync(project, { recursive: true, force: true }))
 
-  it("runs the README's quick start as an ES module: sign-in and verify answer 200", async () => {
-    expect(await signInAndVerify(join(project, "server.js"))).toEqual({ sent: 200, verified: 200 })
+  it("runs the README's quick start saved as server.mjs, as the README says: sign-in and verify answer 200", async () => {
+    expect(await signInAndVerify(join(project, "server.mjs"))).toEqual({ sent: 200, verified: 200 })
   })
 
   it("runs it from CommonJS with require(): sign-in and verify answer 200", async () => {

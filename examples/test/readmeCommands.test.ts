@@ -47,9 +47,11 @@ const commandsOf = (file: string): Array<Command> => {
       const line = raw.replace(/\s+#\s.*$/, "").trim()
       if (line === "" || line.startsWith("#")) continue
       for (const part of line.split("&&").map((piece) => piece.trim())) {
-        const words = (part.match(/'[^']*'|"[^"]*"|\S+/g) ?? []).filter((word, at, all) =>
-          // Leading `NAME=value` assignments set the environment only.
-          all.slice(0, at + 1).every((w) => /^[A-Z_][A-Z0-9_]*=/.test(w)) ? false : word !== ""
+        // An assignment's quoted value (`KEY="$(openssl …)"`) is one word.
+        const words = (part.match(/[A-Z_][A-Z0-9_]*=(?:"[^"]*"|'[^']*')|'[^']*'|"[^"]*"|\S+/g) ?? []).filter(
+          (word, at, all) =>
+            // Leading `NAME=value` assignments set the environment only.
+            all.slice(0, at + 1).every((w) => /^[A-Z_][A-Z0-9_]*=/.test(w)) ? false : word !== ""
         )
         commands.push({ file, line: part, cwd, words })
         if (words[0] === "cd" && words[1] !== undefined) cwd = resolve(cwd, words[1])
@@ -95,6 +97,14 @@ const check = (command: Command): string | undefined => {
     case "sam":
       // AWS's deploy tool, installed by whoever deploys; the template it reads must be there.
       return within("template.yaml") ? undefined : "no template.yaml beside the sam command"
+    case "aws":
+      // AWS's CLI, installed by whoever deploys: the Lambda README's secret, from the file its sample JSON is saved as.
+      return args[0] === "secretsmanager" && args.includes("file://walletgate-secret.json")
+        ? undefined
+        : "an aws command other than the Lambda README's create-secret"
+    case "redis-server":
+      // Debian's redis-server (scripts/ensure-redis.sh installs it), for a local Redis.
+      return undefined
     case "node":
       return "a bare `node` may be older than the Node 22 the repository runs on: use an npm script or `npx node`"
     case "npm": {

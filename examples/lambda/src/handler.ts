@@ -38,8 +38,9 @@ const gateway = makeGateway({
   )
 })
 
-// Build the layers during the init phase (the Redis connection among them): a bad configuration or an unreachable
-// Redis fails the cold start, not a user's request.
+// Build the layers during the init phase: a bad configuration fails the cold start, not a user's request. Redis is
+// waited for up to a second; if it does not answer, the init still completes and every request that needs state
+// answers 503 store_unavailable until it does (the README's "Redis unreachable").
 await gateway.ready()
 
 /**

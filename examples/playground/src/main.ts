@@ -4,17 +4,8 @@
 // (see the README); an invalid variable stops it at start.
 import { randomBytes } from "node:crypto"
 import { createServer } from "node:net"
-import {
-  ApiKeyStore,
-  AutomationAccounts,
-  ClientStore,
-  embeddedPorts,
-  IdentityProviders,
-  makeGateway,
-  SecureRandom
-} from "@walletgate/core"
-import { hashClientSecret } from "@walletgate/core/auth"
-import { automationIdentity, deriveOwnerKey } from "@walletgate/core/chain"
+import { hostname } from "node:os"
+import { embeddedPorts, IdentityProviders, makeGateway, SpendPolicy } from "@walletgate/core"
 import {
   clientStatusesFromEnv,
   hostFromEnv,
@@ -28,16 +19,18 @@ import {
   smsSenderFromEnv
 } from "@walletgate/core/config"
 import { deployTestToken, startDevnet, sweeperArtifact, testTokenArtifact } from "@walletgate/core/devnet"
-import { automationSafe, makeApiKey } from "@walletgate/core/payout"
+import { Operator, type OperatorCall } from "@walletgate/core/operator"
 import { walletgate } from "@walletgate/express"
 import { RedisStores } from "@walletgate/redis"
+import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Scope from "effect/Scope"
 import express from "express"
-import { createWalletClient, type Hash, http, maxUint256, parseEther, parseUnits, zeroAddress } from "viem"
-import { privateKeyToAccount } from "viem/accounts"
+import { createWalletClient, getAddress, type Hash, http, maxUint256, parseEther, parseUnits, zeroAddress } from "viem"
 import { anvilAccount, demoAccountIndexes } from "./demo.ts"
 
 // A development secret, public by being in this file: wallets made with it are only for the local chain.
@@ -50,8 +43,23 @@ const fail = (error: unknown): never => {
   process.exit(1)
 }
 
+// The playground serves its own local chain: a networks setting would be silently ignored, so it is refused.
+const networksRefused = (name: string) =>
+  Effect.gen(function* () {
+    const set = yield* Config.option(Config.String(name)).pipe(Effect.orElseSucceed(() => Option.none<string>()))
+    if (Option.isSome(set)) {
+      return yield* Effect.fail(
+        new Error(
+          `${name} is set, but the playground serves its own local chain (anvil) and no other network: unset it, or run a gateway of your own with it (examples/lambda, docs/configuration.md#networks)`
+        )
+      )
+    }
+  })
+
 const settings = await Effect.runPromise(
   Effect.gen(function* () {
+    yield* networksRefused("WALLETGATE_NETWORKS")
+    yield* networksRefused("WALLETGATE_NETWORKS_FILE")
     return {
       port: yield* portFromEnv,
       host: yield* hostFromEnv,
@@ -96,22 +104,21 @@ if (settings.port !== 0) {
 console.log("starting the local chain (anvil, the bundler) and deploying the contracts…")
 const chain = await startDevnet()
 
-// A demo automation account with a payout plan (60/40 to accounts 12 and 13 of anvil's mnemonic, which nothing else
-// uses: their balances show exactly what a payout paid), funded with 1 ETH, and a test API key for it.
-const automationDemo = automationIdentity("demo")
-const automationOwner = privateKeyToAccount(deriveOwnerKey(settings.masterSecret, automationDemo)).address
-// Its Safe's address is known before it is deployed: its first payout deploys it, sponsored by the paymaster.
-const automationAddress = automationSafe(automationOwner, { accountKey: "demo" }).address
+// The demo automation account's payout plan: 60/40 to accounts 12 and 13 of anvil's mnemonic, which nothing else uses
+// (their balances show exactly what a payout paid), 0.1 ETH kept.
 const [payee1, payee2] = [
   anvilAccount(demoAccountIndexes.payees[0]).address,
   anvilAccount(demoAccountIndexes.payees[1]).address
 ]
-await chain.setBalance(automationAddress, parseEther("1"))
-const demoKey = Effect.runSync(
-  makeApiKey({ mode: "test", networks: [chain.network.slug], accounts: [automationAddress] }).pipe(
-    Effect.provide(SecureRandom.crypto)
-  )
-)
+const demoPlan = {
+  asset: zeroAddress,
+  recipients: [
+    { address: payee1, shareBps: 6000 },
+    { address: payee2, shareBps: 4000 }
+  ],
+  minimumPayout: parseEther("0.01").toString(),
+  reserve: parseEther("0.1").toString()
+}
 // Dust sweeping: three test tokens held by a demo holder (account 10 of anvil's mnemonic). It approved the sweeper
 // for all its DUST, and a taker (account 11) swept 4 DUST at the operator's (dev account 1) rate of 0.00002 ETH per
 // DUST; USDX is priced but not approved; NOPR has no price (./demo.ts names every account the demo uses).
@@ -165,32 +172,91 @@ await mined(
   })
 )
 
-const demoApp = {
-  clientId: `wgc_${randomBytes(8).toString("hex")}`,
-  clientSecret: `wgs_${randomBytes(24).toString("base64url")}`
-}
-const demoAppRecord = {
-  clientId: demoApp.clientId,
-  secretHash: hashClientSecret(demoApp.clientSecret),
-  providers: providerNames,
-  testMode: true
-}
-const demoAccount = {
-  address: automationAddress,
-  network: chain.network.slug,
-  accountKey: "demo",
-  plan: {
-    asset: zeroAddress,
-    recipients: [
-      { address: payee1, shareBps: 6000 },
-      { address: payee2, shareBps: 4000 }
-    ],
-    minimumPayout: parseEther("0.01").toString(),
-    reserve: parseEther("0.1").toString()
-  }
-}
-// The operator token opens the operator API (/v1/operator/*) and the spend detail of GET /v1/health; made anew at each
-// start unless configured.
+// The gateway's ports, built once here: the demo app, key and account are registered through the operator module
+// (as `walletgate apps create`, `keys create` and `accounts register` do) in the very stores the gateway reads. With
+// REDIS_URL every state port lives in Redis (a later layer wins), so every gateway on that Redis honours them, and a
+// rotation or revocation made there, at once.
+const portsScope = await Effect.runPromise(Scope.make())
+const stopPorts = () => Effect.runPromise(Scope.close(portsScope, Exit.void))
+const ports = await Effect.runPromise(
+  Layer.buildWithScope(
+    Layer.mergeAll(
+      embeddedPorts({
+        networks: [chain.network],
+        masterSecret: settings.masterSecret,
+        identityProviders: settings.identityProviders,
+        sweeper: {
+          network: chain.network.slug,
+          tokens: dustTokens,
+          prices: { eth: 3000, tokens: { [dust.address]: 0.06, [usdx.address]: 1 } }
+        }
+      }),
+      smsSenderFromEnv,
+      ...Option.match(settings.redisUrl, {
+        onNone: () => [],
+        onSome: (url) => [RedisStores.layer({ url: url.href })]
+      })
+    ),
+    portsScope
+  )
+)
+
+/** The playground acts as an operator at the CLI would, under its own name: the audit log shows it. */
+const PLAYGROUND: OperatorCall = { actor: { kind: "cli", user: "playground", host: hostname().slice(0, 64) } }
+/** The demo app's name, by which a later start finds it in the store. */
+const DEMO_APP = "playground demo"
+
+// Idempotent across restarts on one Redis: the demo app an earlier start registered is found by its name and given a
+// new secret (only the secret's hash is stored, so the old one cannot be printed again: rotating keeps one demo app
+// and one client id however often the playground restarts, where creating one per start would pile them up); the
+// demo account is registered once; the earlier starts' test keys of the demo account are revoked and a new one made
+// (a key too is shown once). A secret or key printed by an earlier start is thereby refused from now on.
+const demo = await Effect.runPromise(
+  Effect.gen(function* () {
+    const operator = yield* Operator
+    const earlier = (yield* operator.listApps).find((app) => app.name === DEMO_APP)
+    let app: { readonly clientId: string; readonly clientSecret: string }
+    if (earlier === undefined) {
+      app = yield* operator.createApp(PLAYGROUND, { name: DEMO_APP, providers: providerNames, testMode: true })
+    } else {
+      for (const provider of providerNames) {
+        if (!earlier.providers.includes(provider)) yield* operator.grantProvider(PLAYGROUND, earlier.clientId, provider)
+      }
+      app = yield* operator.rotateSecret(PLAYGROUND, earlier.clientId)
+    }
+    const registered = (yield* operator.listAccounts).find(
+      (account) => account.network === chain.network.slug && account.accountKey === "demo"
+    )
+    const account =
+      registered ??
+      (yield* operator.registerAccount(PLAYGROUND, { network: chain.network.slug, accountKey: "demo", plan: demoPlan }))
+    for (const key of yield* operator.listKeys) {
+      const demoKey =
+        key.mode === "test" && key.accounts.length === 1 && key.accounts[0] === account.address.toLowerCase()
+      if (demoKey && key.revokedAt === undefined) yield* operator.revokeKey(PLAYGROUND, key.id)
+    }
+    const key = yield* operator.createKey(PLAYGROUND, {
+      networks: [chain.network.slug],
+      accounts: [account.address],
+      mode: "test"
+    })
+    return { app, account, key: key.key }
+  }).pipe(
+    Effect.provide(Operator.layer.pipe(Layer.provide(SpendPolicy.layer), Layer.provide(Layer.succeedContext(ports))))
+  )
+).catch(async (error: unknown) => {
+  await Promise.all([stopPorts(), chain.stop()])
+  console.error(
+    `walletgate playground: cannot register the demo app, key and account${Option.isSome(settings.redisUrl) ? " in Redis (REDIS_URL)" : ""}: ${error instanceof Error ? error.message : String(error)}`
+  )
+  return process.exit(1)
+})
+// The demo automation account's Safe: its address is known before it is deployed (its first payout deploys it,
+// sponsored by the paymaster); 1 ETH to pay out.
+const automationAddress = getAddress(demo.account.address)
+await chain.setBalance(automationAddress, parseEther("1"))
+
+// The operator token unlocks the spend detail of GET /v1/health; made anew at each start unless configured.
 const operatorToken = Option.match(settings.operatorToken, {
   onNone: () => randomBytes(24).toString("base64url"),
   onSome: Redacted.value
@@ -199,36 +265,10 @@ const gateway = makeGateway({
   operatorToken,
   operatorTokens: Redacted.value(settings.operatorTokens),
   kernel: { clientStatuses: settings.clientStatuses, resolver: { access: settings.resolverAccess } },
-  ports: Layer.mergeAll(
-    embeddedPorts({
-      networks: [chain.network],
-      masterSecret: settings.masterSecret,
-      identityProviders: settings.identityProviders,
-      apps: [demoAppRecord],
-      apiKeys: [demoKey.record],
-      automationAccounts: [demoAccount],
-      sweeper: {
-        network: chain.network.slug,
-        tokens: dustTokens,
-        prices: { eth: 3000, tokens: { [dust.address]: 0.06, [usdx.address]: 1 } }
-      }
-    }),
-    smsSenderFromEnv,
-    // With REDIS_URL every state port lives in Redis (a later layer wins), except the demo app, key and
-    // account: they are made anew at each start, so they stay in this process's memory.
-    ...Option.match(settings.redisUrl, {
-      onNone: () => [],
-      onSome: (url) => [
-        RedisStores.layer({ url: url.href }),
-        ClientStore.memory([demoAppRecord]),
-        ApiKeyStore.memory([demoKey.record]),
-        AutomationAccounts.memory([demoAccount])
-      ]
-    })
-  )
+  ports: Layer.succeedContext(ports)
 })
 await gateway.ready().catch(async (error: unknown) => {
-  await chain.stop()
+  await Promise.all([stopPorts(), chain.stop()])
   fail(error)
 })
 
@@ -238,7 +278,7 @@ const server = app.listen(settings.port, settings.host, (error) => {
   if (error !== undefined) {
     // Express 5 hands the listen error to this callback: a taken port must not print the banner.
     console.error(cannotListen(error.message))
-    Promise.all([gateway.dispose(), chain.stop()]).finally(() => process.exit(1))
+    Promise.all([gateway.dispose().then(stopPorts), chain.stop()]).finally(() => process.exit(1))
     return
   }
   const address = server.address()
@@ -247,17 +287,17 @@ const server = app.listen(settings.port, settings.host, (error) => {
   console.log(`walletgate playground listening on ${base}
 local chain (anvil, chain id ${chain.network.chainId}, network "${chain.network.slug}") at ${chain.anvil.rpcUrl}
 bundler (alto, ERC-4337 EntryPoint v0.7 ${chain.deployment.contracts.entryPoint}) at ${chain.bundlerUrl}; paymaster ${chain.deployment.contracts.verifyingPaymaster} sponsors the wallets' gas
-state: ${Option.isSome(settings.redisUrl) ? "Redis (REDIS_URL)" : "in memory (set REDIS_URL to keep it in Redis)"}
-demo app: client_id ${demoApp.clientId} client_secret ${demoApp.clientSecret} (test mode, providers ${providerNames.join(", ")})
-demo automation account ${automationAddress} (1 ETH; plan: 60/40 to ${payee1} and ${payee2}, reserve 0.1 ETH), test API key ${demoKey.key}
-operator token ${Option.isSome(settings.operatorToken) ? "from WALLETGATE_OPERATOR_TOKEN" : operatorToken} (Authorization: Bearer … opens the operator API, /v1/operator/*, and the gas budgets' use on /v1/health)
+state: ${Option.isSome(settings.redisUrl) ? "Redis (REDIS_URL), the demo app, key and account registered there" : "in memory (set REDIS_URL to keep it in Redis)"}
+demo app: client_id ${demo.app.clientId} client_secret ${demo.app.clientSecret} (test mode, providers ${providerNames.join(", ")})
+demo automation account ${automationAddress} (1 ETH; plan: 60/40 to ${payee1} and ${payee2}, reserve 0.1 ETH), test API key ${demo.key}
+operator token ${Option.isSome(settings.operatorToken) ? "from WALLETGATE_OPERATOR_TOKEN" : operatorToken} (Authorization: Bearer … on /v1/health shows the gas budgets' use)
 demo dust holder ${dustHolder.account.address} (DUST approved, 4 of it swept; USDX sweepable; NOPR without a price)
 
 Try it (the code appears below as "[walletgate sms outbox]"; the README walks through every step):
   curl -s ${base}/functions/v1/signInWithOTP -H 'content-type: application/json' -d '{"phone":"+14155552671"}'
   curl -s ${base}/functions/v1/verifyOTP -H 'content-type: application/json' -d '{"phone":"+14155552671","token":"<code>"}'
-  curl -s ${base}/v1/auth -H 'content-type: application/json' -d '{"client_id":"${demoApp.clientId}","client_secret":"${demoApp.clientSecret}"}'
-  curl -s ${base}/v1/${chain.network.slug}/account/${automationAddress}/payout/disperse -H 'content-type: application/json' -H 'x-api-key: ${demoKey.key}' -d '{}'
+  curl -s ${base}/v1/auth -H 'content-type: application/json' -d '{"client_id":"${demo.app.clientId}","client_secret":"${demo.app.clientSecret}"}'
+  curl -s ${base}/v1/${chain.network.slug}/account/${automationAddress}/payout/disperse -H 'content-type: application/json' -H 'x-api-key: ${demo.key}' -d '{}'
   curl -s ${base}/api/${dustHolder.account.address}
   curl -s ${base}/api/orders
 `)
@@ -265,7 +305,7 @@ Try it (the code appears below as "[walletgate sms outbox]"; the README walks th
 
 const stop = () => {
   server.close(() => {
-    Promise.all([gateway.dispose(), chain.stop()]).then(() => process.exit(0))
+    Promise.all([gateway.dispose().then(stopPorts), chain.stop()]).then(() => process.exit(0))
   })
 }
 process.on("SIGINT", stop)

@@ -1,6 +1,13 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
+import { embeddedPorts, makeGateway, SpendPolicy } from "@walletgate/core"
+import { Operator } from "@walletgate/core/operator"
+import { RedisStores } from "@walletgate/redis"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { zeroAddress } from "viem"
 import { afterAll, describe, expect, it } from "vitest"
+import { startRedisServer } from "../../../packages/store-redis/test/redis-server"
 
 const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
 const children: Array<ChildProcess> = []
@@ -120,6 +127,12 @@ describe("the playground (npm start)", () => {
     expect([await balanceOf(payee1), await balanceOf(payee2)]).toEqual([0n, 0n])
     const payout = await post(`/v1/anvil/account/${automation}/payout/disperse`, {}, { "x-api-key": apiKey as string })
     expect(payout.status).toBe(200)
+    // The README's sample answer has these fields, no more.
+    expect(Object.keys(payout.body).sort()).toEqual(
+      ["id", "network", "account", "transfers", "totals", "remainder", "userOpHash", "hash", "status", "meta"].sort()
+    )
+    expect(payout.body).toMatchObject({ network: "anvil", account: automation, status: "submitted" })
+    expect(payout.body.meta).toEqual({ status: "pending" })
     expect(
       (payout.body.transfers as Array<{ recipient: string; amount: string }>).map((transfer) => [
         transfer.recipient,
@@ -166,6 +179,9 @@ describe("the playground (npm start)", () => {
     [{ WALLETGATE_SMS: "twilio", TWILIO_ACCOUNT_SID: "AC1", TWILIO_AUTH_TOKEN: "t" }, "TWILIO_FROM"],
     [{ WALLETGATE_SMS: "webhook", WALLETGATE_SMS_WEBHOOK_URL: "not a url" }, "WALLETGATE_SMS_WEBHOOK_URL"],
     [{ PORT: "70000" }, "PORT"],
+    // The playground serves its own chain: a networks setting it would ignore is refused.
+    [{ WALLETGATE_NETWORKS: "[]" }, "WALLETGATE_NETWORKS is set, but the playground serves its own local chain"],
+    [{ WALLETGATE_NETWORKS_FILE: "/etc/networks.json" }, "WALLETGATE_NETWORKS_FILE is set"],
     [{ WALLETGATE_MASTER_SECRET: "short" }, "WALLETGATE_MASTER_SECRET"],
     [{ WALLETGATE_IDENTITY_PROVIDERS: "[{" }, "WALLETGATE_IDENTITY_PROVIDERS"],
     [
@@ -182,4 +198,105 @@ describe("the playground (npm start)", () => {
     expect(playground.output()).toContain("invalid configuration")
     expect(playground.output()).toContain(variable)
   })
+})
+
+describe("the playground with REDIS_URL", () => {
+  it("registers its demo app, key and account in Redis, where another gateway honours them and each restart's rotation", async () => {
+    const redis = await startRedisServer()
+    // A second gateway on the same Redis (this process), as another instance of a fleet would be: it serves "anvil"
+    // (never reached here: a key is checked before anything is sent) and keeps nothing of its own.
+    const stores = Layer.mergeAll(
+      embeddedPorts({
+        networks: [
+          {
+            slug: "anvil",
+            chainId: 31337,
+            rpcUrl: "http://127.0.0.1:9",
+            testnet: true,
+            contracts: { sweeper: zeroAddress }
+          }
+        ]
+      }),
+      RedisStores.layer({ url: redis.url })
+    )
+    const other = makeGateway({ ports: stores })
+    const operator = Operator.layer.pipe(Layer.provide(SpendPolicy.layer), Layer.provide(stores))
+    const ask = async (path: string, body: unknown, headers: Record<string, string> = {}) =>
+      (
+        await other.fetch(
+          new Request(`http://127.0.0.1${path}`, {
+            method: "POST",
+            headers: { "content-type": "application/json", ...headers },
+            body: JSON.stringify(body)
+          })
+        )
+      ).status
+    // A key the store knows reaches the account check (403 for an account it does not cover); an unknown or revoked
+    // one is refused first (401).
+    const payoutStatus = (key: string) =>
+      ask(`/v1/anvil/account/${zeroAddress}/payout/disperse`, {}, { "x-api-key": key })
+    const credentials = async () => {
+      const playground = start({ REDIS_URL: redis.url })
+      await playground.waitFor(/listening on/, 90_000)
+      const [, clientId, clientSecret] = (await playground.waitFor(
+        /client_id (\S+) client_secret (\S+)/
+      )) as RegExpMatchArray
+      const [, account, key] = (await playground.waitFor(
+        /demo automation account (0x[0-9a-fA-F]{40}) .*test API key (wg_test_\S+)/
+      )) as RegExpMatchArray
+      expect(playground.output()).toContain("state: Redis (REDIS_URL), the demo app, key and account registered there")
+      return { playground, clientId, clientSecret, account, key: key as string }
+    }
+    try {
+      const first = await credentials()
+      expect(await ask("/v1/auth", { client_id: first.clientId, client_secret: first.clientSecret })).toBe(200)
+      expect(await payoutStatus(first.key)).toBe(403)
+      expect(await payoutStatus(`${first.key.slice(0, -1)}x`)).toBe(401)
+      first.playground.child.kill("SIGTERM")
+      expect(await first.playground.exited).toBe(0)
+
+      // A restart on the same Redis finds its demo app and account there: one client id, a new secret and key, and
+      // what the first start printed is refused by the other gateway from now on.
+      const second = await credentials()
+      expect([second.clientId, second.account]).toEqual([first.clientId, first.account])
+      expect(second.clientSecret).not.toBe(first.clientSecret)
+      expect(await ask("/v1/auth", { client_id: first.clientId, client_secret: first.clientSecret })).toBe(401)
+      expect(await ask("/v1/auth", { client_id: second.clientId, client_secret: second.clientSecret })).toBe(200)
+      expect(await payoutStatus(first.key)).toBe(401)
+      expect(await payoutStatus(second.key)).toBe(403)
+      second.playground.child.kill("SIGTERM")
+      expect(await second.playground.exited).toBe(0)
+
+      // What the store holds: one demo app, one account, the first key revoked; the audit log says who did it.
+      const held = await Effect.runPromise(
+        Effect.gen(function* () {
+          const service = yield* Operator
+          return {
+            apps: yield* service.listApps,
+            accounts: yield* service.listAccounts,
+            keys: yield* service.listKeys,
+            audit: yield* service.readAudit()
+          }
+        }).pipe(Effect.provide(operator))
+      )
+      expect(held.apps.map((app) => [app.clientId, app.name, app.testMode])).toEqual([
+        [first.clientId, "playground demo", true]
+      ])
+      expect(held.accounts.map((account) => account.address)).toEqual([first.account])
+      expect(held.keys.map((key) => key.revokedAt === undefined)).toEqual([false, true])
+      expect(held.audit.map((entry) => entry.action).reverse()).toEqual([
+        "app.create",
+        "account.register",
+        "key.create",
+        "app.rotate_secret",
+        "key.revoke",
+        "key.create"
+      ])
+      expect(held.audit.every((entry) => entry.actor.startsWith("cli:playground@"))).toBe(true)
+      expect(JSON.stringify(held)).not.toContain(second.clientSecret)
+    } finally {
+      await other.dispose()
+      await redis.stop()
+    }
+  }, 240_000)
 })
