@@ -290,7 +290,7 @@ bundler (alto, ERC-4337 EntryPoint v0.7 ${chain.deployment.contracts.entryPoint}
 state: ${Option.isSome(settings.redisUrl) ? "Redis (REDIS_URL), the demo app, key and account registered there" : "in memory (set REDIS_URL to keep it in Redis)"}
 demo app: client_id ${demo.app.clientId} client_secret ${demo.app.clientSecret} (test mode, providers ${providerNames.join(", ")})
 demo automation account ${automationAddress} (1 ETH; plan: 60/40 to ${payee1} and ${payee2}, reserve 0.1 ETH), test API key ${demo.key}
-operator token ${Option.isSome(settings.operatorToken) ? "from WALLETGATE_OPERATOR_TOKEN" : operatorToken} (Authorization: Bearer … on /v1/health shows the gas budgets' use)
+operator token ${Option.isSome(settings.operatorToken) ? "from WALLETGATE_OPERATOR_TOKEN" : operatorToken} (Authorization: Bearer … opens the operator API, /v1/operator/*, and the gas budgets' use on /v1/health)
 demo dust holder ${dustHolder.account.address} (DUST approved, 4 of it swept; USDX sweepable; NOPR without a price)
 
 Try it (the code appears below as "[walletgate sms outbox]"; the README walks through every step):
