@@ -1,7 +1,7 @@
 // The new user's path through this example's README, "The first deployment, step by step", as far as it runs here: the
 // sample secret decoded and held against what template.yaml resolves and what src/settings.ts requires; the first app,
-// automation account and API key made on a local redis-server by the operator module (what `walletgate apps create`,
-// `accounts register` and `keys create` run); then `npm run invoke`'s script against that Redis, which must answer with
+// automation account and API key made on a local redis-server by the README's CLI commands (`walletgate apps create`,
+// `accounts register` and `keys create`); then `npm run invoke`'s script against that Redis, which must answer with
 // the operator-made app and exit by itself; and the README's "Redis unreachable" story, invoked.
 import { execFile } from "node:child_process"
 import { generateKeyPairSync } from "node:crypto"
@@ -12,16 +12,12 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
-import { embeddedPorts, type NetworkConfig, SpendPolicy } from "@walletgate/core"
-import { Operator, type OperatorCall } from "@walletgate/core/operator"
-import { RedisStores } from "@walletgate/redis"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Layer from "effect/Layer"
-import { zeroAddress } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { runCli } from "../../../packages/core/test/cli/walletgate"
 import { type RedisServer, startRedisServer } from "../../../packages/store-redis/test/redis-server"
 import { buildHandlers } from "../scripts/build"
 import { productionSettings } from "../src/settings"
@@ -145,31 +141,31 @@ describe("the Lambda README's first deployment, as a new user runs it", () => {
     }
   })
 
-  it("makes the first app, account and key on Redis; the invoked function serves them, answers and exits", async () => {
+  it("makes the first app, account and key on Redis with the README's CLI commands; the invoked function serves them, answers and exits", async () => {
     const env = functionEnv(redis.url)
-    const network: NetworkConfig = {
-      slug: "anvil",
-      chainId: 31337,
-      rpcUrl: "http://127.0.0.1:9",
-      testnet: true,
-      contracts: { sweeper: zeroAddress }
+    // Step 4 of the README, as an operator runs it: the CLI on the function's REDIS_URL, with its networks and master
+    // secret (the built bin of @walletgate/core, loading @walletgate/redis at run time).
+    const cli = async (...args: ReadonlyArray<string>) => {
+      const answer = await runCli(
+        {
+          REDIS_URL: redis.url,
+          WALLETGATE_NETWORKS: NETWORKS,
+          PAYMASTER_SIGNER_KEY: PAYMASTER_KEY,
+          WALLETGATE_MASTER_SECRET: MASTER_SECRET
+        },
+        args
+      )
+      expect(answer.stderr).toBe("")
+      expect(answer.status).toBe(0)
+      return JSON.parse(answer.stdout) as Record<string, string>
     }
-    const call: OperatorCall = { actor: { kind: "cli", user: "operator", host: "laptop" } }
-    const ports = Layer.mergeAll(
-      embeddedPorts({ networks: [network], masterSecret: MASTER_SECRET }),
-      Layer.fresh(RedisStores.layer({ url: redis.url }))
-    )
-    // What `walletgate apps create --providers phone`, `accounts register` and `keys create` do on REDIS_URL.
-    const { app, key } = await Effect.runPromise(
-      Effect.gen(function* () {
-        const operator = yield* Operator
-        const app = yield* operator.createApp(call, { name: "My shop", providers: ["phone"] })
-        const account = yield* operator.registerAccount(call, { network: "anvil", accountKey: "treasury" })
-        const key = yield* operator.createKey(call, { networks: ["anvil"], accounts: [account.address] })
-        return { app, key }
-      }).pipe(Effect.provide(Operator.layer.pipe(Layer.provide(SpendPolicy.layer), Layer.provide(ports))))
-    )
+    const app = await cli("apps", "create", "--name", "My shop", "--providers", "phone", "--json")
+    const account = await cli("accounts", "register", "--network", "anvil", "--key", "treasury", "--json")
+    const key = await cli("keys", "create", "--network", "anvil", "--account", String(account.address), "--json")
     expect(key.key).toMatch(/^wg_live_/)
+    for (const command of ["apps create", "accounts register", "keys create"]) {
+      expect(README).toContain(`npx walletgate ${command} `)
+    }
 
     const sent = await invoke(env, signInEvent)
     expect(sent).toEqual({ status: 200, body: expect.objectContaining({ sent: true }) })
