@@ -34,7 +34,7 @@ const gateway = makeGateway({
     settings.signingKeys,
     // Every state port on Redis (a later layer wins): codes, users, rate limits, apps, API keys, automation accounts,
     // idempotency keys, account locks, the transaction log and the gas ledger, shared by every container.
-    RedisStores.layer({ url: settings.redisUrl.href })
+    RedisStores.layer(settings.redis)
   )
 })
 

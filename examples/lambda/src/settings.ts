@@ -11,6 +11,7 @@ import {
   operatorTokenFromEnv,
   operatorTokensFromEnv,
   optionalMasterSecretFromEnv,
+  redisKeyPrefixFromEnv,
   redisUrlFromEnv,
   resolverAccessFromEnv,
   signingKeysFromEnv,
@@ -61,9 +62,15 @@ export const signInSettings = () =>
   Effect.gen(function* () {
     const issuer = yield* issuerFromEnv
     yield* signingKeyIsSet()
+    const url = yield* redisUrl()
+    const keyPrefix = yield* redisKeyPrefixFromEnv
     return {
       issuer,
-      redisUrl: yield* redisUrl(),
+      /** Where the state is (`RedisConnection.layer` / `RedisStores.layer` options): the CLI uses the same two settings. */
+      redis: {
+        url: url.href,
+        ...Option.match(keyPrefix, { onNone: () => ({}), onSome: (prefix) => ({ keyPrefix: prefix }) })
+      },
       smsSender: smsSenderFromEnv,
       signingKeys: signingKeysFromEnv(issuer)
     }

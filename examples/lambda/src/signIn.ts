@@ -18,7 +18,7 @@ const gateway = composeGateway({
     embeddedSignInPorts({ issuer: settings.issuer }),
     settings.smsSender,
     settings.signingKeys,
-    RedisSignInStores.pipe(Layer.provide(RedisConnection.layer({ url: settings.redisUrl.href })))
+    RedisSignInStores.pipe(Layer.provide(RedisConnection.layer(settings.redis)))
   )
 })
 await gateway.ready()

@@ -14,6 +14,7 @@ import {
   operatorTokenFromEnv,
   operatorTokensFromEnv,
   portFromEnv,
+  redisKeyPrefixFromEnv,
   redisUrlFromEnv,
   resolverAccessFromEnv,
   smsSenderFromEnv
@@ -66,6 +67,7 @@ const settings = await Effect.runPromise(
       masterSecret: yield* masterSecretFromEnv(DEV_MASTER_SECRET),
       identityProviders: yield* identityProvidersFromEnv,
       redisUrl: yield* redisUrlFromEnv,
+      redisKeyPrefix: yield* redisKeyPrefixFromEnv,
       operatorToken: yield* operatorTokenFromEnv,
       operatorTokens: yield* operatorTokensFromEnv,
       clientStatuses: yield* clientStatusesFromEnv,
@@ -194,7 +196,12 @@ const ports = await Effect.runPromise(
       smsSenderFromEnv,
       ...Option.match(settings.redisUrl, {
         onNone: () => [],
-        onSome: (url) => [RedisStores.layer({ url: url.href })]
+        onSome: (url) => [
+          RedisStores.layer({
+            url: url.href,
+            ...Option.match(settings.redisKeyPrefix, { onNone: () => ({}), onSome: (keyPrefix) => ({ keyPrefix }) })
+          })
+        ]
       })
     ),
     portsScope
