@@ -82,6 +82,7 @@ const tarballs = new Set(
 )
 
 const bin = join(root, "node_modules", ".bin")
+const configurationPage = readFileSync(join(root, "docs", "configuration.md"), "utf8")
 
 /** What is wrong with a command, or `undefined`. Runs the safe ones. */
 const check = (command: Command): string | undefined => {
@@ -102,6 +103,13 @@ const check = (command: Command): string | undefined => {
       return args[0] === "secretsmanager" && args.includes("file://walletgate-secret.json")
         ? undefined
         : "an aws command other than the Lambda README's create-secret"
+    case "export": {
+      // A variable for the commands after it: one the configuration page documents.
+      const name = /^([A-Z][A-Z0-9_]*)=/.exec(args[0] ?? "")?.[1]
+      return name !== undefined && configurationPage.includes(`\`${name}\``)
+        ? undefined
+        : `export of a variable docs/configuration.md does not document: ${args[0]}`
+    }
     case "redis-server":
       // Debian's redis-server (scripts/ensure-redis.sh installs it), for a local Redis.
       return undefined
