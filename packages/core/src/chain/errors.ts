@@ -2,6 +2,7 @@ import * as Schema from "effect/Schema"
 import type { ProblemSlice } from "../internal/problem"
 import type { BundlerRefusedSetup, BundlerRejected, BundlerUnavailable } from "./Bundler"
 import { bundlerReason } from "./outcomes"
+import type { PaymasterUnavailable, SponsorshipRefused } from "./paymasterService"
 
 /** The request names a chain this gateway does not serve. */
 export class UnsupportedChain extends Schema.TaggedError<UnsupportedChain>()("UnsupportedChain", {
@@ -65,6 +66,8 @@ export type ChainError =
   | BundlerRejected
   | BundlerRefusedSetup
   | BundlerUnavailable
+  | SponsorshipRefused
+  | PaymasterUnavailable
 
 /** How the chain layer's errors are answered; which outcome is which error is `operationOutcomes` (outcomes.ts). */
 export const chainProblems: ProblemSlice<ChainError> = {
@@ -135,6 +138,22 @@ export const chainProblems: ProblemSlice<ChainError> = {
     code: "bundler_unavailable",
     title: "Bundler unavailable",
     detail: () => "The network's bundler did not answer; nothing was sent. Try again shortly.",
+    headers: () => ({ "retry-after": "5" })
+  },
+  SponsorshipRefused: {
+    status: 502,
+    code: "upstream_refused",
+    title: "Refused upstream",
+    detail: (e) =>
+      `The network's paymaster service refused to sponsor the operation (${e.message || `error ${e.code}`}); nothing was signed or sent. The operator must act; retrying will not help until then.`,
+    extensions: (e) => ({ reason: e.message || `error ${e.code}` })
+  },
+  PaymasterUnavailable: {
+    status: 503,
+    code: "paymaster_unavailable",
+    title: "Paymaster service unavailable",
+    detail: () =>
+      "The network's paymaster service did not answer properly; nothing was signed or sent. Try again shortly.",
     headers: () => ({ "retry-after": "5" })
   }
 }

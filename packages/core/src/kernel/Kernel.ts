@@ -17,6 +17,7 @@ import {
 } from "../chain/errors"
 import { userIdOf } from "../chain/identity"
 import { type Network, Networks, rpc } from "../chain/networks"
+import type { PaymasterServiceError } from "../chain/paymasterService"
 import { SpendPolicy } from "../chain/SpendPolicy"
 import { type OperationStatus, UserOperations } from "../chain/UserOperations"
 import { InvalidRequest } from "../http/errors"
@@ -94,6 +95,7 @@ export class Kernel extends Context.Service<
       | GasPriceAboveCap
       | ChainUnavailable
       | BundlerError
+      | PaymasterServiceError
       | StoreUnavailable
       | IdempotencyInFlight
     >
