@@ -22,6 +22,7 @@ import { SecureRandom } from "../random/SecureRandom"
 import { StoreUnavailable } from "../state/errors"
 import { deployNetworkContracts, deployTable } from "./contracts"
 import { doctorTable, runDoctor } from "./doctor"
+import { paymasterHelp, servePaymaster } from "./paymaster"
 
 const USAGE = `usage:
   walletgate keys create --network <slug> [--network …] --account <address> [--account …] [--mode live|test]
@@ -31,6 +32,7 @@ const USAGE = `usage:
                                        as WALLETGATE_IDENTITY_PROVIDERS holds it)
   walletgate contracts deploy --network <name> [--new-paymaster] [--deposit <amount>] [--stake <amount>]
   walletgate doctor --network <name> [--json]
+  walletgate paymaster serve --network <name> --app <id>=<gas> [--window <seconds>] [--port <n>]
 options:
   --file <path>   the key file (default: $WALLETGATE_KEYS_FILE or ./walletgate-keys.json)
 networks come from $WALLETGATE_NETWORKS_FILE (or $WALLETGATE_NETWORKS); <name> is a slug, chain id or EIP-3770 name`
@@ -103,6 +105,7 @@ usage:
 options:
   --network <name>   a network of $WALLETGATE_NETWORKS_FILE: its slug, chain id or EIP-3770 name
   --json             the checks as JSON ({ network, ok, checks: [{ check, status, detail }] })`,
+  paymaster: paymasterHelp,
   "providers check": `walletgate providers check: builds the identity providers a file describes, as a gateway would at start,
 and lists them; exits 1 naming the first invalid entry.
 
@@ -130,6 +133,10 @@ const { values, positionals } = (() => {
         "unstake-delay": { type: "string" },
         "new-paymaster": { type: "boolean" },
         json: { type: "boolean" },
+        app: { type: "string", multiple: true },
+        window: { type: "string" },
+        port: { type: "string" },
+        host: { type: "string" },
         help: { type: "boolean", short: "h" }
       }
     })
@@ -149,7 +156,7 @@ if (values.help === true || group === "help" || group === undefined) {
   // Nothing else runs: '--help' never creates, lists or revokes.
   process.exit(group === undefined && values.help !== true ? 1 : 0)
 }
-if (group !== "keys" && group !== "providers" && group !== "contracts" && group !== "doctor") fail("unknown command")
+if (!["keys", "providers", "contracts", "doctor", "paymaster"].includes(group)) fail("unknown command")
 
 const run = <A, E>(effect: Effect.Effect<A, E, ApiKeyStore | SecureRandom>) =>
   Effect.runPromise(
@@ -239,6 +246,11 @@ const main = async (): Promise<void> => {
   if (group === "doctor") {
     if (command !== undefined) fail("unknown command")
     return doctor()
+  }
+  if (group === "paymaster") {
+    if (command !== "serve") fail("unknown command")
+    const { app = [], window, port, host } = values
+    return servePaymaster(await selectedNetwork(true), { apps: app, window, port, host })
   }
   if (group === "providers") {
     if (command !== "check") fail("unknown command")
