@@ -2,7 +2,6 @@ import * as Schema from "effect/Schema"
 import type { ProblemSlice } from "../internal/problem"
 import type { BundlerRefusedSetup, BundlerRejected, BundlerUnavailable } from "./Bundler"
 import { bundlerReason } from "./outcomes"
-import type { PaymasterUnavailable, SponsorshipRefused } from "./paymasterService"
 
 /** The request names a chain this gateway does not serve. */
 export class UnsupportedChain extends Schema.TaggedError<UnsupportedChain>()("UnsupportedChain", {
@@ -53,6 +52,28 @@ export class GasBudgetExhausted extends Schema.TaggedError<GasBudgetExhausted>()
  */
 export class GasPriceAboveCap extends Schema.TaggedError<GasPriceAboveCap>()("GasPriceAboveCap", {
   network: Schema.String
+}) {}
+
+/**
+ * The network's paymaster service did not answer, answered what is not a well-formed ERC-7677 answer, or failed in
+ * itself; nothing was signed or sent. Answered 503 `paymaster_unavailable`: retrying helps once it answers again.
+ */
+export class PaymasterUnavailable extends Schema.TaggedError<PaymasterUnavailable>()("PaymasterUnavailable", {
+  network: Schema.String,
+  /** What failed, for the operator's log (never the service's URL: it may hold an API key). */
+  cause: Schema.String
+}) {}
+
+/**
+ * The network's paymaster service refused to sponsor the operation (a JSON-RPC error: its policy, its budget, an
+ * unknown context); nothing was signed or sent. Answered 502 `upstream_refused`: the operator (or the service's
+ * policy) must change before the same request passes.
+ */
+export class SponsorshipRefused extends Schema.TaggedError<SponsorshipRefused>()("SponsorshipRefused", {
+  network: Schema.String,
+  code: Schema.Number,
+  /** The service's message, at most 120 printable characters. */
+  message: Schema.String
 }) {}
 
 /** The errors of the chain layer. */

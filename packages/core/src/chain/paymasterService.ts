@@ -3,6 +3,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { type Address, getAddress, type Hex, numberToHex } from "viem"
 import { formatUserOperationRequest } from "viem/account-abstraction"
+import { PaymasterUnavailable, SponsorshipRefused } from "./errors"
 import { paymasterServiceOutcome } from "./outcomes"
 import type { SafeOperationFields } from "./safeAccount"
 import type { PaymasterFields } from "./verifyingPaymaster"
@@ -11,27 +12,7 @@ import type { PaymasterFields } from "./verifyingPaymaster"
 // is estimated, `pm_getPaymasterData` once it is final and the spend policy reserved it. Everything the service answers
 // is bounded and checked here, before any of it reaches an operation (docs/security.md).
 
-/**
- * The network's paymaster service did not answer, answered what is not a well-formed ERC-7677 answer, or failed in
- * itself; nothing was signed or sent. Answered 503 `paymaster_unavailable`: retrying helps once it answers again.
- */
-export class PaymasterUnavailable extends Schema.TaggedError<PaymasterUnavailable>()("PaymasterUnavailable", {
-  network: Schema.String,
-  /** What failed, for the operator's log (never the service's URL: it may hold an API key). */
-  cause: Schema.String
-}) {}
-
-/**
- * The network's paymaster service refused to sponsor the operation (a JSON-RPC error: its policy, its budget, an
- * unknown context); nothing was signed or sent. Answered 502 `upstream_refused`: the operator (or the service's
- * policy) must change before the same request passes.
- */
-export class SponsorshipRefused extends Schema.TaggedError<SponsorshipRefused>()("SponsorshipRefused", {
-  network: Schema.String,
-  code: Schema.Number,
-  /** The service's message, at most 120 printable characters. */
-  message: Schema.String
-}) {}
+export { PaymasterUnavailable, SponsorshipRefused }
 
 /** The errors of asking a paymaster service. */
 export type PaymasterServiceError = PaymasterUnavailable | SponsorshipRefused
