@@ -97,7 +97,8 @@ options:
                          want staked paymasters; default none)
   --unstake-delay <s>    the stake's unstake delay in seconds (default 86400)`,
   doctor: `walletgate doctor: checks a network of the networks file as the gateway will use it: the node's chain id,
-the code hash at each contract's address, the paymaster (code, EntryPoint, signer, deposit), the bundler
+the code hash at each contract's address, the paymaster (code, EntryPoint, signer, deposit; or a paymaster service:
+stub data for a dry operation, and code at the paymaster it names), the bundler
 (eth_supportedEntryPoints), the fee caps and the spend budgets; prints a table and exits 1 if a check fails.
 
 usage:
