@@ -27,14 +27,16 @@ import {
 } from "./errors"
 import { type AccountIdentity, accountSalt } from "./identity"
 import { KeyVault } from "./KeyVault"
-import { type Network, rpc, withinDeadline } from "./networks"
+import { type Erc4337Settings, type Network, rpc, withinDeadline } from "./networks"
 import { haltedReason, insufficientBalanceReason } from "./outcomes"
+import { type PaymasterServiceError, paymasterServiceClient } from "./paymasterService"
 import { decodeRevertReason } from "./revertReason"
 import { SpendPolicy } from "./SpendPolicy"
 import { canonicalSafe4337Contracts, type SafeAccount, type SafeCall, safeAccount } from "./safeAccount"
 import {
   type AccountChainState,
   capFees,
+  type OperationSponsor,
   prepareSafeOperation,
   randomNonceKey,
   readAccountChainState,
@@ -136,6 +138,7 @@ export class UserOperations extends Context.Service<
       | AccountDeploying
       | UnsupportedChain
       | BundlerError
+      | PaymasterServiceError
       | StoreUnavailable
       | IdempotencyInFlight,
       R
@@ -259,6 +262,7 @@ export class UserOperations extends Context.Service<
             if (fees === undefined) return yield* new GasPriceAboveCap({ network: network.slug })
             const owner = yield* vault.owner(identity)
             const opNonce = nonce ?? recordAs?.nonce
+            const sponsor = sponsorOf(network, settings.sponsor)
             let hold: GasHold | undefined
             const prepared = yield* prepareSafeOperation({
               chainId: network.chainId,
@@ -268,15 +272,7 @@ export class UserOperations extends Context.Service<
               fees,
               signers: [owner],
               ...(opNonce === undefined ? {} : { nonceKey: opNonce.key, nonceSequence: opNonce.sequence }),
-              ...(settings.sponsor === undefined
-                ? {}
-                : {
-                    sponsor: {
-                      paymaster: settings.sponsor.paymaster,
-                      signer: settings.sponsor.signer,
-                      window: { validUntil: 0, validAfter: 0 }
-                    }
-                  }),
+              ...(sponsor === undefined ? {} : { sponsor }),
               ...(approveGas === undefined
                 ? {}
                 : {
@@ -290,7 +286,11 @@ export class UserOperations extends Context.Service<
                         Effect.asVoid
                       )
                   })
-            }).pipe(Effect.provideService(Bundler, bundler))
+            }).pipe(
+              Effect.provideService(Bundler, bundler),
+              // Refused after the reservation (a paymaster service's final data): nothing was signed, so nothing is held.
+              Effect.tapError(() => (hold === undefined ? Effect.void : spend.release(hold).pipe(Effect.ignore)))
+            )
             // Not sent after all (a store fault, or the bundler's refusal): it costs nothing, so its gas is given back.
             const giveBack = hold === undefined ? Effect.void : spend.release(hold).pipe(Effect.ignore)
             // On a shared nonce (a plan payout) another request may have signed this very operation: same calls, nonce,
@@ -595,6 +595,15 @@ export class UserOperations extends Context.Service<
 interface RecordSlot {
   readonly id: string
   readonly nonce: OperationNonce
+}
+
+/** Who sponsors the network's operations: its VerifyingPaymaster signer, its ERC-7677 service, or nobody. */
+const sponsorOf = (network: Network, sponsor: Erc4337Settings["sponsor"]): OperationSponsor | undefined => {
+  if (sponsor === undefined) return undefined
+  if (sponsor.kind === "service") {
+    return { service: paymasterServiceClient(network, canonicalSafe4337Contracts().entryPoint, sponsor.service) }
+  }
+  return { paymaster: sponsor.paymaster, signer: sponsor.signer, window: { validUntil: 0, validAfter: 0 } }
 }
 
 /** How far back the node's logs are searched for an operation recorded without `sentAfterBlock`. */

@@ -99,6 +99,28 @@ export class AccountDeploying extends Schema.TaggedError<AccountDeploying>()("Ac
   network: Schema.String
 }) {}
 
+/**
+ * The network's paymaster service did not answer, answered what is not a well-formed ERC-7677 answer, or failed in
+ * itself; nothing was signed or sent. Answered 503 `paymaster_unavailable`: retrying helps once it answers again.
+ */
+export class PaymasterUnavailable extends Schema.TaggedError<PaymasterUnavailable>()("PaymasterUnavailable", {
+  network: Schema.String,
+  /** What failed, for the operator's log (never the service's URL: it may hold an API key). */
+  cause: Schema.String
+}) {}
+
+/**
+ * The network's paymaster service refused to sponsor the operation (a JSON-RPC error: its policy, its budget, an
+ * unknown context); nothing was signed or sent. Answered 502 `upstream_refused`: the operator (or the service's
+ * policy) must change before the same request passes.
+ */
+export class SponsorshipRefused extends Schema.TaggedError<SponsorshipRefused>()("SponsorshipRefused", {
+  network: Schema.String,
+  code: Schema.Number,
+  /** The service's message, at most 120 printable characters. */
+  message: Schema.String
+}) {}
+
 /** The errors of the chain layer. */
 export type ChainError =
   | UnsupportedChain
@@ -111,6 +133,8 @@ export type ChainError =
   | BundlerRefusedSetup
   | BundlerUnavailable
   | AccountDeploying
+  | SponsorshipRefused
+  | PaymasterUnavailable
 
 /** How the chain layer's errors are answered; which outcome is which error is `operationOutcomes` (outcomes.ts). */
 export const chainProblems: ProblemSlice<ChainError> = {
@@ -189,6 +213,22 @@ export const chainProblems: ProblemSlice<ChainError> = {
     title: "Wallet being deployed",
     detail: () =>
       "The wallet is being deployed by another operation that has not landed yet; nothing was sent. Try again shortly.",
+    headers: () => ({ "retry-after": "5" })
+  },
+  SponsorshipRefused: {
+    status: 502,
+    code: "upstream_refused",
+    title: "Refused upstream",
+    detail: (e) =>
+      `The network's paymaster service refused to sponsor the operation (${e.message || `error ${e.code}`}); nothing was signed or sent. The operator must act; retrying will not help until then.`,
+    extensions: (e) => ({ reason: e.message || `error ${e.code}` })
+  },
+  PaymasterUnavailable: {
+    status: 503,
+    code: "paymaster_unavailable",
+    title: "Paymaster service unavailable",
+    detail: () =>
+      "The network's paymaster service did not answer properly; nothing was signed or sent. Try again shortly.",
     headers: () => ({ "retry-after": "5" })
   }
 }

@@ -20,6 +20,8 @@ export {
   chainProblems,
   GasBudgetExhausted,
   GasCeilingExceeded,
+  PaymasterUnavailable,
+  SponsorshipRefused,
   UnsupportedChain
 } from "./errors"
 export {
@@ -34,6 +36,7 @@ export { deriveOwnerKey, KeyVault } from "./KeyVault"
 export type { NetworkClient, NetworkReads } from "./networkClient"
 export {
   bundlerEndpoints,
+  type Erc4337Common,
   type Erc4337Config,
   type Erc4337Settings,
   type Network,
@@ -41,6 +44,7 @@ export {
   Networks
 } from "./networks"
 export { bundlerReason, type OperationOutcome, type OutcomeRow, operationOutcomes } from "./outcomes"
+export { type PaymasterServiceConfig, paymasterServiceClient } from "./paymasterService"
 export {
   type GasPayer,
   liveSpendLimits,

@@ -17,22 +17,40 @@ import { chainIdOfName } from "./chainNames"
 import type { ChainContracts } from "./contracts"
 import { ChainUnavailable } from "./errors"
 import { createNetworkClient, type NetworkClient } from "./networkClient"
+import type { PaymasterServiceConfig } from "./paymasterService"
 import { resolveSpendLimits, type SpendLimits, type SpendLimitsOptions } from "./SpendPolicy"
 
-/** A network's ERC-4337 settings: its bundler, who pays the gas, and when an operation is final. */
-export interface Erc4337Config {
+/**
+ * A network's ERC-4337 settings: its bundler, who pays the gas, and when an operation is final. Who pays is one of: the
+ * operator's VerifyingPaymaster (`paymaster`), an ERC-7677 paymaster service (`paymasterService`), or, with neither,
+ * each Safe itself; never both.
+ */
+export type Erc4337Config = Erc4337Common &
+  (
+    | {
+        /**
+         * The operator's VerifyingPaymaster (EntryPoint v0.7) and the key the gateway signs sponsorships with; without
+         * one, each Safe pays its own gas.
+         */
+        readonly paymaster?: {
+          readonly address: Address
+          readonly signerKey: Hex
+          /** Below this deposit at the EntryPoint (wei) the paymaster is low: `GET /v1/health` is degraded; default 0.05 ETH. */
+          readonly minDepositWei?: bigint
+        }
+        readonly paymasterService?: never
+      }
+    | {
+        readonly paymaster?: never
+        /** An ERC-7677 paymaster web service (a provider's, or `walletgate paymaster serve`) that sponsors instead. */
+        readonly paymasterService: PaymasterServiceConfig
+      }
+  )
+
+/** The settings of {@link Erc4337Config} whoever pays. */
+export interface Erc4337Common {
   /** Any ERC-7769 endpoint (a hosted bundler, or alto). */
   readonly bundlerUrl: string
-  /**
-   * The operator's VerifyingPaymaster (EntryPoint v0.7) and the key the gateway signs sponsorships with; without
-   * one, each Safe pays its own gas.
-   */
-  readonly paymaster?: {
-    readonly address: Address
-    readonly signerKey: Hex
-    /** Below this deposit at the EntryPoint (wei) the paymaster is low: `GET /v1/health` is degraded; default 0.05 ETH. */
-    readonly minDepositWei?: bigint
-  }
   /** Blocks on top of (and including) an operation's block before it is final; default 1. */
   readonly confirmations?: number
   /** How long to wait for one bundler answer; default 10 s. */
@@ -54,9 +72,18 @@ export interface FeeCaps {
 export interface Erc4337Settings {
   readonly bundlerUrl: string
   readonly bundlerTimeoutMs: number
-  /** Who signs sponsorships at which paymaster, and below which deposit it is low; absent: the Safe pays its own gas. */
+  /**
+   * Who signs sponsorships at which paymaster, and below which deposit it is low; or the paymaster service asked for
+   * them; absent: the Safe pays its own gas.
+   */
   readonly sponsor:
-    | { readonly paymaster: Address; readonly signer: LocalAccount; readonly minDepositWei: bigint }
+    | {
+        readonly kind: "verifying"
+        readonly paymaster: Address
+        readonly signer: LocalAccount
+        readonly minDepositWei: bigint
+      }
+    | { readonly kind: "service"; readonly service: PaymasterServiceConfig }
     | undefined
   readonly confirmations: number
   readonly feeCaps: FeeCaps
@@ -198,13 +225,16 @@ const erc4337Settings = (slug: string, config: Erc4337Config): Erc4337Settings =
     bundlerUrl: config.bundlerUrl,
     bundlerTimeoutMs: config.bundlerTimeoutMs ?? 10_000,
     sponsor:
-      config.paymaster === undefined
-        ? undefined
-        : {
-            paymaster: config.paymaster.address,
-            signer: privateKeyToAccount(config.paymaster.signerKey),
-            minDepositWei: config.paymaster.minDepositWei ?? 50_000_000_000_000_000n
-          },
+      config.paymasterService !== undefined
+        ? { kind: "service", service: config.paymasterService }
+        : config.paymaster === undefined
+          ? undefined
+          : {
+              kind: "verifying",
+              paymaster: config.paymaster.address,
+              signer: privateKeyToAccount(config.paymaster.signerKey),
+              minDepositWei: config.paymaster.minDepositWei ?? 50_000_000_000_000_000n
+            },
     confirmations,
     feeCaps: config.feeCaps ?? {}
   }

@@ -2,7 +2,8 @@
  * Every way a batch can fail before it executes: what the simulation of its calls shows, and what a bundler answers
  * (ERC-7769 error codes, and the EntryPoint's `AAnn` reason in the message). The one table that decides who is to
  * blame: the caller's batch (4xx, retrying the same request never helps), the gateway's own sponsorship or setup
- * (502, the operator must act), or an upstream that did not answer properly (503, retrying helps).
+ * (502, the operator must act), or an upstream that did not answer properly (503, retrying helps). A network sponsored
+ * by an ERC-7677 paymaster service adds the service's answers (`serviceCodes`).
  */
 export type OperationOutcome =
   | "insufficient_balance"
@@ -14,6 +15,8 @@ export type OperationOutcome =
   | "account_deploying"
   | "node_unavailable"
   | "bundler_unavailable"
+  | "sponsorship_refused"
+  | "paymaster_unavailable"
 
 /** One row of {@link operationOutcomes}. */
 export interface OutcomeRow {
@@ -25,10 +28,14 @@ export interface OutcomeRow {
     | "BundlerUnavailable"
     | "ChainUnavailable"
     | "AccountDeploying"
+    | "SponsorshipRefused"
+    | "PaymasterUnavailable"
   /** The bundler's ERC-7769 codes that mean this outcome when the message names no `AAnn` reason. */
   readonly bundlerCodes: ReadonlyArray<number>
   /** The `AAnn` reasons (by their first digit: `AA2x` is "2") that mean this outcome, whatever the code. */
   readonly aaClasses: ReadonlyArray<string>
+  /** The paymaster service's JSON-RPC error codes that mean this outcome (`*`: any code no other row names). */
+  readonly serviceCodes?: ReadonlyArray<number | "*">
   /** Whether the same request can pass later: never, once the wallet or the operator changed something, or soon. */
   readonly retry: "never" | "after funding" | "after the operator acts" | "yes"
 }
@@ -77,7 +84,30 @@ export const operationOutcomes: { readonly [K in OperationOutcome]: OutcomeRow }
    * The bundler did not answer, answered malformed JSON or an HTTP error, or failed in itself: any other code
    * (-32601 method not found, -32603 internal error, …) without an `AAnn` reason.
    */
-  bundler_unavailable: { error: "BundlerUnavailable", bundlerCodes: [], aaClasses: [], retry: "yes" }
+  bundler_unavailable: { error: "BundlerUnavailable", bundlerCodes: [], aaClasses: [], retry: "yes" },
+  // An ERC-7677 paymaster service's answers (stub data before the estimate, final data after the reservation).
+  /**
+   * The service refused to sponsor (any JSON-RPC error but those below: its policy, its budget, an unknown context):
+   * the gateway's own sponsorship, as `setup_refused`.
+   */
+  sponsorship_refused: {
+    error: "SponsorshipRefused",
+    bundlerCodes: [],
+    aaClasses: [],
+    serviceCodes: ["*"],
+    retry: "after the operator acts"
+  },
+  /**
+   * The service did not answer, timed out, answered what is not JSON-RPC or a malformed or out-of-bounds result, or
+   * failed in itself: parse error, invalid request, no such method, internal error.
+   */
+  paymaster_unavailable: {
+    error: "PaymasterUnavailable",
+    bundlerCodes: [],
+    aaClasses: [],
+    serviceCodes: [-32700, -32600, -32601, -32603],
+    retry: "yes"
+  }
 }
 
 const rows = Object.entries(operationOutcomes) as ReadonlyArray<[OperationOutcome, OutcomeRow]>
@@ -92,6 +122,12 @@ export const bundlerOutcome = (code: number, message: string): OperationOutcome 
   const matches = (row: OutcomeRow) => (aa === undefined ? row.bundlerCodes.includes(code) : row.aaClasses.includes(aa))
   return rows.find(([, row]) => matches(row))?.[0] ?? "bundler_unavailable"
 }
+
+/** The outcome of a paymaster service's JSON-RPC error: the row naming its code, else the row of any code. */
+export const paymasterServiceOutcome = (code: number): "sponsorship_refused" | "paymaster_unavailable" =>
+  operationOutcomes.paymaster_unavailable.serviceCodes?.includes(code) === true
+    ? "paymaster_unavailable"
+    : "sponsorship_refused"
 
 /** What a bundler's ERC-7769 code says when its message has no `AAnn` reason. */
 const codeReasons: Readonly<Record<number, string>> = {

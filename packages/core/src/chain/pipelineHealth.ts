@@ -35,7 +35,8 @@ export const pipelineHealth = (network: Network): Effect.Effect<PipelineHealth, 
     const deadlineMs = Math.min(network.rpcDeadlineMs, HEALTH_DEADLINE_MS)
     const { entryPoint } = canonicalSafe4337Contracts()
     const bundler = yield* Bundler
-    const sponsor = settings.sponsor
+    // A paymaster service's paymaster is known only once asked: its deposit is the service's to watch.
+    const sponsor = settings.sponsor?.kind === "verifying" ? settings.sponsor : undefined
     const [served, deposit] = yield* Effect.all(
       [
         bundler

@@ -12,6 +12,7 @@ import {
 import { entryPoint07Abi, getUserOperationHash, type UserOperationReceipt } from "viem/account-abstraction"
 import { Bundler, type BundlerError, type UserOperation07 } from "./Bundler"
 import type { NetworkReads } from "./networkClient"
+import type { PaymasterServiceClient, PaymasterServiceError, PaymasterStub } from "./paymasterService"
 import {
   paymasterAndDataOf,
   type SafeAccount,
@@ -23,6 +24,7 @@ import {
   signSafeOperation
 } from "./safeAccount"
 import {
+  type PaymasterFields,
   type SponsorshipWindow,
   sponsorWithVerifyingPaymaster,
   verifyingPaymasterStub,
@@ -121,6 +123,14 @@ export interface VerifyingPaymasterSponsor {
   readonly window: SponsorshipWindow
 }
 
+/** A sponsorship asked of an ERC-7677 paymaster service: stub data before the estimate, final data after approval. */
+export interface PaymasterServiceSponsor {
+  readonly service: PaymasterServiceClient
+}
+
+/** Who sponsors an operation: the gateway's own VerifyingPaymaster signer, or a paymaster service. */
+export type OperationSponsor = VerifyingPaymasterSponsor | PaymasterServiceSponsor
+
 /** What {@link prepareSafeOperation} needs. */
 export interface PrepareSafeOperation {
   readonly chainId: number
@@ -132,7 +142,7 @@ export interface PrepareSafeOperation {
   /** The owners who sign (at least the Safe's threshold). */
   readonly signers: ReadonlyArray<LocalAccount>
   /** Sponsorship; the Safe pays its own gas when absent. */
-  readonly sponsor?: VerifyingPaymasterSponsor
+  readonly sponsor?: OperationSponsor
   /** A fresh random key ({@link randomNonceKey}) when absent. */
   readonly nonceKey?: bigint
   /** The sequence on `nonceKey`; 0 (a fresh key's first) when absent. */
@@ -170,7 +180,9 @@ const calldataGasPerByte = 16n
 /**
  * Builds, estimates, sponsors and signs a Safe operation running `calls` atomically. Round trips: one
  * (`eth_estimateUserOperationGas`) with the default gas source, two when the bundler refuses the sponsored
- * estimate (alto 0.0.20's "AA30 paymaster not deployed"), none with given limits; nothing is sent.
+ * estimate (alto 0.0.20's "AA30 paymaster not deployed"), none with given limits; nothing is sent. A paymaster service
+ * is asked twice besides: for stub data before the estimate and, once `approveGas` passed, for the final data (once
+ * only when its stub is final).
  */
 export const prepareSafeOperation = <E = never, R = never>(
   input: PrepareSafeOperation & {
@@ -180,7 +192,7 @@ export const prepareSafeOperation = <E = never, R = never>(
      */
     readonly approveGas?: (gas: bigint) => Effect.Effect<void, E, R>
   }
-): Effect.Effect<PreparedSafeOperation, BundlerError | E, Bundler | R> =>
+): Effect.Effect<PreparedSafeOperation, BundlerError | PaymasterServiceError | E, Bundler | R> =>
   Effect.gen(function* () {
     const bundler = yield* Bundler
     const entryPoint = input.account.contracts.entryPoint
@@ -198,8 +210,21 @@ export const prepareSafeOperation = <E = never, R = never>(
       ...fields,
       signature: safeOperationStubSignature(input.account)
     })
-    const sponsorStub =
-      input.sponsor === undefined ? undefined : verifyingPaymasterStub(input.sponsor.paymaster, input.sponsor.window)
+    const sponsor = input.sponsor
+    // A service is asked for its stub before anything is estimated: a refusal ends here with nothing estimated.
+    const serviceStub: PaymasterStub | undefined =
+      sponsor !== undefined && "service" in sponsor ? yield* sponsor.service.stubData(base) : undefined
+    const sponsorStub: PaymasterFields | undefined =
+      sponsor === undefined
+        ? undefined
+        : "service" in sponsor
+          ? serviceStub?.fields
+          : verifyingPaymasterStub(sponsor.paymaster, sponsor.window)
+    /** The paymaster's validation gas: the service's when it named it, else the estimate's, else the default. */
+    const paymasterValidationGas = (estimated: bigint | undefined) =>
+      serviceStub?.verificationGasGiven === true
+        ? serviceStub.fields.paymasterVerificationGasLimit
+        : (estimated ?? verifyingPaymasterValidationGas)
 
     const selfPaidEstimate = Effect.gen(function* () {
       // As if the Safe could pay: a sponsored Safe holds no ETH.
@@ -213,7 +238,7 @@ export const prepareSafeOperation = <E = never, R = never>(
           callGasLimit: gas.callGasLimit,
           verificationGasLimit: gas.verificationGasLimit,
           preVerificationGas: gas.preVerificationGas + extraBytes * calldataGasPerByte,
-          paymasterVerificationGasLimit: verifyingPaymasterValidationGas
+          paymasterVerificationGasLimit: paymasterValidationGas(undefined)
         },
         gasFrom: "self-paid estimate" as const
       }
@@ -231,7 +256,7 @@ export const prepareSafeOperation = <E = never, R = never>(
         Effect.map((gas) => ({
           limits: {
             ...gas,
-            paymasterVerificationGasLimit: gas.paymasterVerificationGasLimit ?? verifyingPaymasterValidationGas
+            paymasterVerificationGasLimit: paymasterValidationGas(gas.paymasterVerificationGasLimit)
           },
           gasFrom: "bundler" as const
         })),
@@ -247,35 +272,32 @@ export const prepareSafeOperation = <E = never, R = never>(
       verificationGasLimit: limits.verificationGasLimit,
       preVerificationGas: limits.preVerificationGas
     }
-    if (input.approveGas !== undefined) {
-      yield* input.approveGas(
-        operationGasCeiling({
-          ...withGas,
-          ...(input.sponsor === undefined
-            ? {}
-            : {
-                paymasterVerificationGasLimit: limits.paymasterVerificationGasLimit ?? verifyingPaymasterValidationGas,
-                paymasterPostOpGasLimit: 0n
-              })
-        })
-      )
-    }
-    const sponsor = input.sponsor
-    const sponsored: SafeOperationFields =
-      sponsor === undefined
-        ? withGas
+    const paymasterGas =
+      sponsorStub === undefined
+        ? undefined
         : {
-            ...withGas,
-            ...(yield* Effect.promise(() =>
+            paymasterVerificationGasLimit: limits.paymasterVerificationGasLimit ?? paymasterValidationGas(undefined),
+            paymasterPostOpGasLimit: sponsorStub.paymasterPostOpGasLimit
+          }
+    // The spend policy's reservation, before the final sponsorship is asked for or signed.
+    if (input.approveGas !== undefined) yield* input.approveGas(operationGasCeiling({ ...withGas, ...paymasterGas }))
+    const sponsorship: PaymasterFields | undefined =
+      sponsor === undefined || sponsorStub === undefined || paymasterGas === undefined
+        ? undefined
+        : "service" in sponsor
+          ? serviceStub?.isFinal === true
+            ? { ...sponsorStub, ...paymasterGas }
+            : yield* sponsor.service.finalData(withGas, { ...sponsorStub, ...paymasterGas })
+          : yield* Effect.promise(() =>
               sponsorWithVerifyingPaymaster(withGas, {
                 paymaster: sponsor.paymaster,
                 signer: sponsor.signer,
                 chainId: input.chainId,
                 window: sponsor.window,
-                paymasterVerificationGasLimit: limits.paymasterVerificationGasLimit ?? verifyingPaymasterValidationGas
+                paymasterVerificationGasLimit: paymasterGas.paymasterVerificationGasLimit
               })
-            ))
-          }
+            )
+    const sponsored: SafeOperationFields = sponsorship === undefined ? withGas : { ...withGas, ...sponsorship }
     const signature = yield* Effect.promise(() =>
       signSafeOperation(input.account, sponsored, {
         chainId: input.chainId,

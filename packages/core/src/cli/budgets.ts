@@ -1,6 +1,6 @@
 // `walletgate budgets …`: the apps' day budgets of sponsored gas, in the gateway's store.
 import type { BudgetView } from "../operator/schemas"
-import { fail, type HelpTexts, type Invocation, output, table, unknown, wholeOption } from "./common"
+import { fail, type HelpTexts, type Invocation, output, singleOption, table, unknown, wholeOption } from "./common"
 import { withOperator } from "./store"
 
 const NEEDS = `needs: REDIS_URL (and WALLETGATE_REDIS_KEY_PREFIX when the gateways set one), and WALLETGATE_NETWORKS_FILE or
@@ -46,11 +46,13 @@ export const runBudgets = async (invocation: Invocation): Promise<void> => {
   const { values } = invocation
   switch (invocation.positionals[1]) {
     case "show": {
-      const budgets = await withOperator({ networks: "optional" }, (operator) => operator.showBudgets(values.app))
+      const budgets = await withOperator({ networks: "optional" }, (operator) =>
+        operator.showBudgets(singleOption(values.app, "app"))
+      )
       return output(invocation, budgets, () => budgetRows(budgets))
     }
     case "set": {
-      const clientId = values.app ?? fail("--app <clientId> is required")
+      const clientId = singleOption(values.app, "app") ?? fail("--app <clientId> is required")
       const gasPerDay = wholeOption(invocation, "gas-per-day", 1, Number.MAX_SAFE_INTEGER)
       if (gasPerDay === undefined) fail("--gas-per-day <n> is required")
       const budget = await withOperator({ networks: "optional" }, (operator, call) =>

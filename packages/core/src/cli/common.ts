@@ -35,7 +35,11 @@ const OPTIONS = {
   key: { type: "string" },
   plan: { type: "string" },
   "co-owner": { type: "string" },
-  app: { type: "string" },
+  // Several for `paymaster serve` (`--app <id>=<gas>`, repeated); one for `budgets` (`singleOption`).
+  app: { type: "string", multiple: true },
+  window: { type: "string" },
+  port: { type: "string" },
+  host: { type: "string" },
   "gas-per-day": { type: "string" },
   since: { type: "string" },
   limit: { type: "string" },
@@ -65,6 +69,12 @@ export const output = (invocation: Invocation, json: unknown, human: () => strin
 }
 
 /** The one positional argument a command takes (`apps revoke <clientId>`), or a failure naming it. */
+/** The one value of a repeatable option (`--app` of `budgets`), or undefined; fails when it is given twice. */
+export const singleOption = (values: ReadonlyArray<string> | undefined, name: string): string | undefined => {
+  if (values !== undefined && values.length > 1) fail(`--${name} is given once here`)
+  return values?.[0]
+}
+
 export const argument = (invocation: Invocation, what: string): string => {
   const [, , value, extra] = invocation.positionals
   if (extra !== undefined) fail(`unexpected argument "${extra.slice(0, 64)}"`)

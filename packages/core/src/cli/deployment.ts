@@ -9,9 +9,12 @@ import { type NetworkSettings, parseAmount } from "../config/networksFile"
 import { fail, type HelpTexts, type Invocation, unknown } from "./common"
 import { deployNetworkContracts, deployTable } from "./contracts"
 import { doctorTable, runDoctor } from "./doctor"
+import { paymasterHelp, servePaymaster } from "./paymaster"
 
 /** The help of `walletgate providers`, `walletgate contracts` and `walletgate doctor`. */
 export const deploymentHelp: HelpTexts = {
+  paymaster: paymasterHelp,
+  "paymaster serve": paymasterHelp,
   providers: `walletgate providers: the external identity providers a deployment registers.
 
 usage:
@@ -43,7 +46,8 @@ options:
                          want staked paymasters; default none)
   --unstake-delay <s>    the stake's unstake delay in seconds (default 86400)`,
   doctor: `walletgate doctor: checks a network of the networks file as the gateway will use it: the node's chain id,
-the code hash at each contract's address, the paymaster (code, EntryPoint, signer, deposit), the bundler
+the code hash at each contract's address, the paymaster (code, EntryPoint, signer, deposit; or a paymaster service:
+stub data for a dry operation, and code at the paymaster it names), the bundler
 (eth_supportedEntryPoints), the fee caps and the spend budgets; prints a table and exits 1 if a check fails.
 
 usage:
@@ -69,11 +73,11 @@ const checkProviders = (path: string): void => {
 }
 
 /** The network `--network` names, from the networks file; fails when there is none such. */
-const selectedNetwork = async (invocation: Invocation): Promise<NetworkSettings> => {
+const selectedNetwork = async (invocation: Invocation, paymasterAddressRequired = false): Promise<NetworkSettings> => {
   const names = invocation.values.network ?? []
   if (names.length !== 1) return fail("--network <name> is required, once")
   const [name = ""] = names
-  const networks = await Effect.runPromise(networkSettingsFromEnv({ paymasterAddressRequired: false }))
+  const networks = await Effect.runPromise(networkSettingsFromEnv({ paymasterAddressRequired }))
   if (networks.length === 0) return fail("no networks: set WALLETGATE_NETWORKS_FILE (see docs/configuration.md)")
   return (
     findNetwork(networks, name) ??
@@ -119,9 +123,14 @@ const doctor = async (invocation: Invocation): Promise<void> => {
   if (!ok) process.exitCode = 1
 }
 
-/** Runs `walletgate providers|contracts|doctor …`. */
+/** Runs `walletgate providers|contracts|doctor|paymaster …`. */
 export const runDeployment = async (invocation: Invocation): Promise<void> => {
   const [group, command, file] = invocation.positionals
+  if (group === "paymaster") {
+    if (command !== "serve") return unknown("paymaster", invocation)
+    const { app = [], window, port, host } = invocation.values
+    return servePaymaster(await selectedNetwork(invocation, true), { apps: app, window, port, host })
+  }
   if (group === "doctor") return command === undefined ? doctor(invocation) : unknown("doctor", invocation)
   if (group === "contracts") return command === "deploy" ? deploy(invocation) : unknown("contracts", invocation)
   if (command !== "check") return unknown("providers", invocation)

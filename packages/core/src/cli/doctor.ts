@@ -1,11 +1,15 @@
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { type Address, formatEther, formatGwei, getAddress } from "viem"
 import { entryPoint07Abi } from "viem/account-abstraction"
-import { privateKeyToAccount } from "viem/accounts"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { makeJsonRpcBundler } from "../chain/Bundler"
 import { canonicalSafe4337 } from "../chain/contractPackages"
-import { checkErc4337Code, checkVerifyingPaymaster } from "../chain/deployment"
+import { type ChainReader, checkErc4337Code, checkVerifyingPaymaster } from "../chain/deployment"
+import { type PaymasterServiceConfig, paymasterServiceClient } from "../chain/paymasterService"
 import { resolveSpendLimits } from "../chain/SpendPolicy"
+import { safeAccount, safeBatchCallData } from "../chain/safeAccount"
+import { nonceOfKey, randomNonceKey } from "../chain/safeOperation"
 import type { NetworkSettings } from "../config/networksFile"
 import { networkClients } from "./contracts"
 
@@ -73,7 +77,9 @@ export const runDoctor = async (settings: NetworkSettings): Promise<ReadonlyArra
   )
   let deposit: bigint | undefined
   const paymaster = settings.paymaster
-  if (paymaster === undefined) {
+  if (settings.paymasterService !== undefined) {
+    await checkPaymasterService(settings, settings.paymasterService, reader, entryPoint, fees ?? 0n, add)
+  } else if (paymaster === undefined) {
     add("paymaster", "ok", "none: each Safe pays its own gas")
   } else if (paymaster.address === undefined) {
     add(
@@ -163,6 +169,59 @@ const checkBundler = async (
     supports
       ? `serves EntryPoint v0.7 ${entryPoint}`
       : `serves ${served.addresses.join(", ") || "no EntryPoint"}, not EntryPoint v0.7 ${entryPoint}`
+  )
+}
+
+/**
+ * The ERC-7677 service answers `pm_getPaymasterStubData` for a dry operation (a new Safe's, one empty call; nothing is
+ * signed or sent) with a well-formed stub, and the paymaster it names has code.
+ */
+const checkPaymasterService = async (
+  settings: NetworkSettings,
+  service: PaymasterServiceConfig,
+  reader: ChainReader,
+  entryPoint: Address,
+  baseFee: bigint,
+  add: (check: string, status: DoctorCheck["status"], detail: string) => void
+) => {
+  const account = safeAccount({ owners: [privateKeyToAccount(generatePrivateKey()).address], threshold: 1 })
+  const client = paymasterServiceClient(settings, entryPoint, service)
+  const stub = await Effect.runPromise(
+    client
+      .stubData({
+        sender: account.address,
+        nonce: nonceOfKey(randomNonceKey()),
+        factory: account.factory,
+        factoryData: account.factoryData,
+        callData: safeBatchCallData(account, [{ to: account.address, value: 0n, data: "0x" }]),
+        callGasLimit: 0n,
+        verificationGasLimit: 0n,
+        preVerificationGas: 0n,
+        maxFeePerGas: baseFee * 2n + 1_000_000_000n,
+        maxPriorityFeePerGas: 1_000_000_000n
+      })
+      .pipe(Effect.result)
+  )
+  if (Result.isFailure(stub)) {
+    const error = stub.failure
+    add(
+      "paymaster service",
+      "fail",
+      error._tag === "SponsorshipRefused"
+        ? `refused a dry operation (error ${error.code}: ${error.message}): check the context the file sends`
+        : `did not answer pm_getPaymasterStubData properly (${error.cause})`
+    )
+    return
+  }
+  const named = stub.success.fields.paymaster
+  const code = await reader.getCode({ address: named }).catch(() => undefined)
+  const deployed = code !== undefined && code !== "0x"
+  add(
+    "paymaster service",
+    deployed ? "ok" : "fail",
+    deployed
+      ? `answers pm_getPaymasterStubData: paymaster ${named}`
+      : `answers pm_getPaymasterStubData with paymaster ${named}, which has no code on this chain`
   )
 }
 

@@ -23,6 +23,7 @@ const USAGE = `usage:
   walletgate providers check <file>
   walletgate contracts deploy --network <name> [--new-paymaster] [--deposit <amount>] [--stake <amount>]
   walletgate doctor --network <name>
+  walletgate paymaster serve --network <name> --app <id>=<gas> [--window <seconds>] [--port <n>]
 Every command takes --help; apps, keys, accounts, budgets, audit and doctor take --json.`
 
 /** The command groups: how each runs. */
@@ -34,7 +35,8 @@ const GROUPS: Readonly<Record<string, (invocation: Invocation) => Promise<void>>
   audit: runAudit,
   providers: runDeployment,
   contracts: runDeployment,
-  doctor: runDeployment
+  doctor: runDeployment,
+  paymaster: runDeployment
 }
 
 /** What `--help` prints, for the CLI itself and for each group and command (`walletgate keys create --help`). */

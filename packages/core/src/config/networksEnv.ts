@@ -122,7 +122,7 @@ export const networkSettingsFromEnv = (
     for (const [slug, entry] of Object.entries(decoded.success.networks)) {
       const pointer = `/networks/${slug}`
       let signerKey: Hex | undefined
-      if (entry.paymaster !== undefined) {
+      if (entry.paymaster !== undefined && "signerKey" in entry.paymaster) {
         if (options.paymasterAddressRequired && entry.paymaster.address === undefined) {
           return yield* Effect.fail(
             invalid(

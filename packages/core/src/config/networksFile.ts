@@ -1,6 +1,11 @@
 import * as Schema from "effect/Schema"
 import { type Address, getAddress, type Hex, parseUnits, zeroAddress } from "viem"
 import type { NetworkConfig } from "../chain/networks"
+import {
+  type PaymasterServiceConfig,
+  paymasterContextProblem,
+  paymasterServiceUrlProblem
+} from "../chain/paymasterService"
 import { AddressString } from "../chain/schemas"
 
 /** A network's slug: lower-case letters, digits and dashes, starting with a letter (`base-sepolia`). */
@@ -61,6 +66,32 @@ const SecretKey = Schema.Union([
   )
 ])
 
+/** The operator's VerifyingPaymaster, whose signer key the gateway (or `walletgate paymaster serve`) holds. */
+const VerifyingPaymasterEntry = Schema.Struct({
+  /** The operator's VerifyingPaymaster; absent until `walletgate contracts deploy --new-paymaster` made it. */
+  address: Schema.optionalKey(AddressString),
+  signerKey: SecretKey,
+  /** The deposit below which `walletgate doctor` fails and `GET /v1/health` is degraded; `contracts deploy` tops up to it. */
+  minDeposit: Schema.optionalKey(Amount)
+})
+
+/** An ERC-7677 paymaster web service (a provider's, or `walletgate paymaster serve`) and the context sent to it. */
+const PaymasterServiceEntry = Schema.Struct({
+  url: Schema.String.check(
+    Schema.makeFilter((value: string) => paymasterServiceUrlProblem(value) === undefined, {
+      message: "Expected the service's URL: https, or http to localhost; at most 2048 characters"
+    })
+  ),
+  context: Schema.optionalKey(
+    Schema.Record(Schema.String, Schema.Unknown).check(
+      Schema.makeFilter((value: object) => paymasterContextProblem(value) === undefined, {
+        message: "Expected a JSON object of at most 4096 bytes"
+      })
+    )
+  ),
+  timeoutMs: Schema.optionalKey(wholeNumber(100, 120_000))
+})
+
 /** The spend policy's limits on one network (gas units; see `SpendLimitsOptions`). */
 const SpendLimitsEntry = Schema.Struct({
   windowSeconds: Schema.optionalKey(wholeNumber(1, 604_800)),
@@ -80,15 +111,8 @@ export const NetworkEntry = Schema.Struct({
   /** The node's endpoints: the first, then the others in turn when one fails. */
   rpcUrls: Schema.NonEmptyArray(HttpUrl),
   bundlerUrl: HttpUrl,
-  paymaster: Schema.optionalKey(
-    Schema.Struct({
-      /** The operator's VerifyingPaymaster; absent until `walletgate contracts deploy --new-paymaster` made it. */
-      address: Schema.optionalKey(AddressString),
-      signerKey: SecretKey,
-      /** The deposit below which `walletgate doctor` fails and `GET /v1/health` is degraded; `contracts deploy` tops up to it. */
-      minDeposit: Schema.optionalKey(Amount)
-    })
-  ),
+  /** Who sponsors: the operator's VerifyingPaymaster and its signer, or an ERC-7677 paymaster service; never both. */
+  paymaster: Schema.optionalKey(Schema.Union([VerifyingPaymasterEntry, PaymasterServiceEntry])),
   confirmations: Schema.optionalKey(wholeNumber(1, 1_000)),
   feeCaps: Schema.optionalKey(
     Schema.Struct({ maxFeePerGas: Schema.optionalKey(Amount), maxPriorityFeePerGas: Schema.optionalKey(Amount) })
@@ -117,7 +141,7 @@ export const networkFieldExamples: Readonly<Record<string, string>> = {
   rpcUrls: '"rpcUrls": ["https://sepolia.base.org", "https://base-sepolia-rpc.publicnode.com"]',
   bundlerUrl: '"bundlerUrl": "https://bundler.example.com/84532"',
   paymaster:
-    '"paymaster": { "address": "0x1234567890AbcdEF1234567890aBcdef12345678", "signerKey": { "env": "BASE_SEPOLIA_PAYMASTER_KEY" }, "minDeposit": "0.5 ether" }',
+    '"paymaster": { "address": "0x1234567890AbcdEF1234567890aBcdef12345678", "signerKey": { "env": "BASE_SEPOLIA_PAYMASTER_KEY" }, "minDeposit": "0.5 ether" }, or an ERC-7677 service: "paymaster": { "url": "https://paymaster.example.com/84532", "context": { "policyId": "sp_walletgate" } }',
   confirmations: '"confirmations": 3',
   feeCaps: '"feeCaps": { "maxFeePerGas": "30 gwei", "maxPriorityFeePerGas": "2 gwei" }',
   spend: '"spend": { "windowSeconds": 3600, "batchCeiling": 1000000, "perUser": 3000000, "perApp": 30000000 }',
@@ -147,6 +171,8 @@ export interface NetworkSettings
   readonly paymaster:
     | { readonly address: Address | undefined; readonly signerKey: Hex; readonly minDepositWei: bigint | undefined }
     | undefined
+  /** The ERC-7677 paymaster service the file names instead of a VerifyingPaymaster. */
+  readonly paymasterService: PaymasterServiceConfig | undefined
   /** walletgate's dust Sweeper contract, when the file names one. */
   readonly sweeper: Address | undefined
 }
@@ -157,13 +183,23 @@ export interface NetworkSettings
  */
 export const toNetworkSettings = (slug: string, entry: NetworkEntry, signerKey: Hex | undefined): NetworkSettings => {
   const [rpcUrl, ...fallbackRpcUrls] = entry.rpcUrls
-  const paymaster =
-    entry.paymaster === undefined || signerKey === undefined
+  const verifying = entry.paymaster !== undefined && "signerKey" in entry.paymaster ? entry.paymaster : undefined
+  const service = entry.paymaster !== undefined && "url" in entry.paymaster ? entry.paymaster : undefined
+  const paymasterService: PaymasterServiceConfig | undefined =
+    service === undefined
       ? undefined
       : {
-          address: entry.paymaster.address === undefined ? undefined : getAddress(entry.paymaster.address),
+          url: service.url,
+          ...(service.context === undefined ? {} : { context: service.context }),
+          ...(service.timeoutMs === undefined ? {} : { timeoutMs: service.timeoutMs })
+        }
+  const paymaster =
+    verifying === undefined || signerKey === undefined
+      ? undefined
+      : {
+          address: verifying.address === undefined ? undefined : getAddress(verifying.address),
           signerKey,
-          minDepositWei: entry.paymaster.minDeposit === undefined ? undefined : parseAmount(entry.paymaster.minDeposit)
+          minDepositWei: verifying.minDeposit === undefined ? undefined : parseAmount(verifying.minDeposit)
         }
   const feeCaps = entry.feeCaps
   return {
@@ -178,16 +214,18 @@ export const toNetworkSettings = (slug: string, entry: NetworkEntry, signerKey: 
     ...(entry.rpcDeadlineMs === undefined ? {} : { rpcDeadlineMs: entry.rpcDeadlineMs }),
     erc4337: {
       bundlerUrl: entry.bundlerUrl,
-      ...(paymaster?.address === undefined
-        ? {}
-        : {
-            paymaster: {
-              address: paymaster.address,
-              signerKey: paymaster.signerKey,
-              // One low mark: the deposit doctor asks for is the one below which GET /v1/health is degraded.
-              ...(paymaster.minDepositWei === undefined ? {} : { minDepositWei: paymaster.minDepositWei })
-            }
-          }),
+      ...(paymasterService !== undefined
+        ? { paymasterService }
+        : paymaster?.address === undefined
+          ? {}
+          : {
+              paymaster: {
+                address: paymaster.address,
+                signerKey: paymaster.signerKey,
+                // One low mark: the deposit doctor asks for is the one below which GET /v1/health is degraded.
+                ...(paymaster.minDepositWei === undefined ? {} : { minDepositWei: paymaster.minDepositWei })
+              }
+            }),
       ...(entry.confirmations === undefined ? {} : { confirmations: entry.confirmations }),
       ...(entry.bundlerTimeoutMs === undefined ? {} : { bundlerTimeoutMs: entry.bundlerTimeoutMs }),
       ...(feeCaps === undefined
@@ -202,6 +240,7 @@ export const toNetworkSettings = (slug: string, entry: NetworkEntry, signerKey: 
           })
     },
     paymaster,
+    paymasterService,
     sweeper: entry.sweeper === undefined ? undefined : getAddress(entry.sweeper)
   }
 }
@@ -211,7 +250,12 @@ export const toNetworkSettings = (slug: string, entry: NetworkEntry, signerKey: 
  * the zero address there: the `/api` lookups read the sweeper of the one network their settings name, and answer
  * `sweeper_not_configured` without settings.
  */
-export const toNetworkConfig = ({ paymaster: _paymaster, sweeper, ...settings }: NetworkSettings): NetworkConfig => ({
+export const toNetworkConfig = ({
+  paymaster: _paymaster,
+  paymasterService: _paymasterService,
+  sweeper,
+  ...settings
+}: NetworkSettings): NetworkConfig => ({
   ...settings,
   contracts: { sweeper: sweeper ?? zeroAddress }
 })

@@ -18,6 +18,7 @@ import {
 } from "../chain/errors"
 import { userIdOf } from "../chain/identity"
 import { type Network, Networks, rpc } from "../chain/networks"
+import type { PaymasterServiceError } from "../chain/paymasterService"
 import { type GasPayer, SpendPolicy } from "../chain/SpendPolicy"
 import { type OperationStatus, UserOperations } from "../chain/UserOperations"
 import { InvalidRequest } from "../http/errors"
@@ -96,6 +97,7 @@ export class Kernel extends Context.Service<
       | AccountDeploying
       | ChainUnavailable
       | BundlerError
+      | PaymasterServiceError
       | StoreUnavailable
       | IdempotencyInFlight
     >

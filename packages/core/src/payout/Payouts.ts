@@ -29,6 +29,7 @@ import {
 import { automationIdentity } from "../chain/identity"
 import { KeyVault } from "../chain/KeyVault"
 import { type Network, Networks, rpc } from "../chain/networks"
+import type { PaymasterServiceError } from "../chain/paymasterService"
 import { SpendPolicy } from "../chain/SpendPolicy"
 import type { SafeAccount, SafeCall } from "../chain/safeAccount"
 import { readNonceSequence } from "../chain/safeOperation"
@@ -119,6 +120,7 @@ type PayoutError =
   | CallReverted
   | BundlerRejected
   | BundlerRefusedSetup
+  | PaymasterServiceError
   | GasCeilingExceeded
   | GasBudgetExhausted
   | GasPriceAboveCap

@@ -225,6 +225,57 @@ describe("the gateway's networks (gatewayNetworksFromEnv)", () => {
     expect(withSweeper).not.toHaveProperty("paymaster")
   })
 
+  it("an ERC-7677 paymaster service instead: its URL, context and timeout, and no signer key is read", async () => {
+    const [network] = await gatewayNetworks({
+      WALLETGATE_NETWORKS: JSON.stringify({
+        networks: {
+          "base-sepolia": {
+            ...baseSepolia,
+            paymaster: { url: "https://paymaster.example.com/84532?key=k", context: { app: "wgc_1" }, timeoutMs: 2000 }
+          }
+        }
+      })
+    })
+    expect(network?.erc4337).toMatchObject({
+      paymasterService: { url: "https://paymaster.example.com/84532?key=k", context: { app: "wgc_1" }, timeoutMs: 2000 }
+    })
+    expect(network?.erc4337).not.toHaveProperty("paymaster")
+    // http only to this machine (walletgate paymaster serve beside the gateway).
+    const local = await gatewayNetworks({
+      WALLETGATE_NETWORKS: JSON.stringify({
+        networks: { "base-sepolia": { ...baseSepolia, paymaster: { url: "http://127.0.0.1:4337" } } }
+      })
+    })
+    expect(local[0]?.erc4337).toMatchObject({ paymasterService: { url: "http://127.0.0.1:4337" } })
+  })
+
+  it("a paymaster is one of the two: both forms at once, a plain-http or malformed URL, a large or non-object context are refused", async () => {
+    for (const paymaster of [
+      { url: "https://paymaster.example.com", signerKey: SIGNER },
+      { url: "https://paymaster.example.com", address: PAYMASTER, signerKey: SIGNER },
+      { url: "http://paymaster.example.com" },
+      { url: "ftp://127.0.0.1/pm" },
+      { url: `https://paymaster.example.com/${"a".repeat(2_100)}` },
+      { url: "https://paymaster.example.com", context: { blob: "x".repeat(5_000) } },
+      { url: "https://paymaster.example.com", context: ["app"] },
+      { url: "https://paymaster.example.com", timeoutMs: 0 }
+    ]) {
+      const error = await Effect.runPromise(
+        Effect.flip(
+          Effect.provideService(
+            gatewayNetworksFromEnv,
+            ConfigProvider.ConfigProvider,
+            ConfigProvider.fromEnv({
+              env: { WALLETGATE_NETWORKS: JSON.stringify({ networks: { base: { ...baseSepolia, paymaster } } }) }
+            })
+          )
+        )
+      )
+      expect(error.message, JSON.stringify(paymaster).slice(0, 80)).toContain("is invalid at /networks/base/paymaster")
+      expect(error.message).not.toContain(SIGNER)
+    }
+  })
+
   it("refuses a paymaster without its address: the gateway would sponsor through nothing", async () => {
     const error = await Effect.runPromise(
       Effect.flip(

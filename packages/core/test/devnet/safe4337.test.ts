@@ -21,6 +21,7 @@ import { beforeAll, describe, expect, it } from "vitest"
 import { testTokenArtifact } from "../../src/chain/artifacts"
 import { Bundler, type BundlerError, makeJsonRpcBundler, type UserOperation07 } from "../../src/chain/Bundler"
 import { checkErc4337Code, deployErc4337Contracts } from "../../src/chain/deployment"
+import type { PaymasterServiceError } from "../../src/chain/paymasterService"
 import {
   type SafeAccount,
   type SafeCall,
@@ -56,10 +57,10 @@ let devnet: SharedDevnet
 let bundler: Bundler["Service"]
 let token: DevnetToken
 
-const run = <A>(effect: Effect.Effect<A, BundlerError, Bundler>): Promise<A> =>
+const run = <A>(effect: Effect.Effect<A, BundlerError | PaymasterServiceError, Bundler>): Promise<A> =>
   Effect.runPromise(Effect.provideService(effect, Bundler, bundler))
 
-const runExit = <A>(effect: Effect.Effect<A, BundlerError, Bundler>) =>
+const runExit = <A>(effect: Effect.Effect<A, BundlerError | PaymasterServiceError, Bundler>) =>
   Effect.runPromiseExit(Effect.provideService(effect, Bundler, bundler))
 
 const chainId = () => devnet.chain.id

@@ -27,6 +27,7 @@ import { Layer } from "effect"
 import type { Address } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { registerApps } from "../../../store-redis/test/apps"
+import type { PaymasterServiceConfig } from "../../src/chain/paymasterService"
 import { startDevnet } from "../../src/devnet/devnet"
 import { startRpcProxy } from "../devnet/rpcProxy"
 import {
@@ -44,15 +45,30 @@ export const TEST_PHONE = "+15005550006"
 export const OTHER_PHONE = "+15005550007"
 export const TEST_CODE = "123456"
 
-/** The `erc4337` of `network` with the confirmations, the paymaster's low mark and the bundler asked for, if any. */
+/**
+ * The `erc4337` of `network` with the confirmations, the paymaster's low mark and the bundler asked for, if any; with
+ * `paymasterService`, sponsored by that ERC-7677 service instead of the paymaster's signer.
+ */
 const pipelineOf = (
   network: NetworkConfig,
   confirmations: number | undefined,
   minDepositWei: bigint | undefined,
-  bundlerUrl: string | undefined
+  bundlerUrl: string | undefined,
+  paymasterService: PaymasterServiceConfig | undefined
 ): Pick<NetworkConfig, "erc4337"> => {
   const { erc4337 } = network
   if (erc4337?.paymaster === undefined) throw new Error(`network ${network.slug} has no paymaster`)
+  if (paymasterService !== undefined) {
+    const { paymaster: _signer, ...common } = erc4337
+    return {
+      erc4337: {
+        ...common,
+        ...(bundlerUrl === undefined ? {} : { bundlerUrl }),
+        ...(confirmations === undefined ? {} : { confirmations }),
+        paymasterService
+      }
+    }
+  }
   return {
     erc4337: {
       ...erc4337,
@@ -111,6 +127,8 @@ export const startKernelFixture = async (
      * (`anvil_reorg`), which the other files of the worker must never see.
      */
     readonly ownDevnet?: boolean
+    /** An ERC-7677 paymaster service that sponsors both networks instead of the devnet paymaster's signer. */
+    readonly paymasterService?: PaymasterServiceConfig
     /** The Redis profile: every state port on this Redis, the apps registered there. */
     readonly redis?: { readonly url: string; readonly keyPrefix: string }
   } = {}
@@ -170,7 +188,13 @@ export const startKernelFixture = async (
           ...(nodeProxy === undefined ? {} : { rpcUrl: nodeProxy.url }),
           testnet: index === 0,
           ...(extra.spend === undefined ? {} : { spend: extra.spend }),
-          ...pipelineOf(network, extra.confirmations, extra.paymasterMinDepositWei, bundlerProxy?.url)
+          ...pipelineOf(
+            network,
+            extra.confirmations,
+            extra.paymasterMinDepositWei,
+            bundlerProxy?.url,
+            extra.paymasterService
+          )
         })),
         apps,
         apiKeys: extra.apiKeys?.(automationAccounts) ?? [],
