@@ -76,7 +76,10 @@ type Cell = string | Node | { readonly text: string; readonly className: string 
 /** A table of `rows` under `headings`, or a line saying there is nothing. */
 const table = (headings: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<Cell>>, empty: string): Node => {
   if (rows.length === 0) return element("p", empty, "empty")
-  const head = element("tr", headings.map((heading) => element("th", heading)))
+  const head = element(
+    "tr",
+    headings.map((heading) => element("th", heading))
+  )
   const body = rows.map((row) =>
     element(
       "tr",

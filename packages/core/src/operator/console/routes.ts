@@ -1,4 +1,5 @@
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { cacheableReply } from "../../http/caching"
 import { documented, type Reply, type Route, type RouteContext, routeWithoutBody, ServedText } from "../../http/route"
 import { CONSOLE_CSS, CONSOLE_HTML, CONSOLE_JS } from "./assets.generated"
@@ -29,7 +30,7 @@ const asset = (path: string, body: ServedText, summary: string, mediaType: strin
       const reply = cacheableReply(context.request, body, "no-cache")
       return Effect.succeed({ ...reply, headers: { ...CONSOLE_HEADERS, ...reply.headers } })
     }),
-    { summary, answers: [{ status: 200, description: summary, mediaType }] }
+    { summary, answers: [{ status: 200, description: summary, mediaType, schema: Schema.String }] }
   )
 
 /**
