@@ -298,6 +298,7 @@ state: ${Option.isSome(settings.redisUrl) ? "Redis (REDIS_URL), the demo app, ke
 demo app: client_id ${demo.app.clientId} client_secret ${demo.app.clientSecret} (test mode, providers ${providerNames.join(", ")})
 demo automation account ${automationAddress} (1 ETH; plan: 60/40 to ${payee1} and ${payee2}, reserve 0.1 ETH), test API key ${demo.key}
 operator token ${Option.isSome(settings.operatorToken) ? "from WALLETGATE_OPERATOR_TOKEN" : operatorToken} (Authorization: Bearer … opens the operator API, /v1/operator/*, and the gas budgets' use on /v1/health)
+operator console ${base}/operator${Option.isSome(settings.operatorToken) ? " (sign in with that token)" : `#token=${operatorToken}`} (the fragment stays in the browser and leaves the address bar)
 demo dust holder ${dustHolder.account.address} (DUST approved, 4 of it swept; USDX sweepable; NOPR without a price)
 
 Try it (the code appears below as "[walletgate sms outbox]"; the README walks through every step):

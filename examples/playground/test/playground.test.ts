@@ -58,6 +58,14 @@ describe("the playground (npm start)", () => {
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_supportedEntryPoints", params: [] })
     })
     expect(((await supported.json()) as { result: Array<string> }).result).toEqual([entryPoint])
+    // The banner's console address: the page, and the token in its fragment opens the operator API.
+    const [, consolePage, consoleToken] = (await playground.waitFor(
+      /operator console (http:\/\/\S+\/operator)#token=(\S+)/
+    )) as RegExpMatchArray
+    const page = await fetch(consolePage as string)
+    expect([page.status, page.headers.get("content-type")]).toEqual([200, "text/html; charset=utf-8"])
+    const apps = await fetch(`${base}/v1/operator/apps`, { headers: { authorization: `Bearer ${consoleToken}` } })
+    expect(apps.status).toBe(200)
     const [, clientId, clientSecret] = (await playground.waitFor(
       /client_id (\S+) client_secret (\S+)/
     )) as RegExpMatchArray

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto"
 import type { GatewayRequest } from "./contract"
-import { type Reply, SerialisedJson } from "./route"
+import { type Reply, SerialisedJson, ServedText } from "./route"
 
 /** A strong entity tag of a serialised body (RFC 9110 §8.8.3): its SHA-256, base64url, quoted. */
 export const entityTag = (serialised: string): string =>
@@ -19,7 +19,7 @@ const tags = new WeakMap<object, string>()
 
 /** The entity tag of `body` as the gateway serialises it; bodies are never changed once answered. */
 const tagOf = (body: unknown): string => {
-  if (body instanceof SerialisedJson) return entityTag(body.text)
+  if (body instanceof SerialisedJson || body instanceof ServedText) return entityTag(body.text)
   if (typeof body !== "object" || body === null) return entityTag(JSON.stringify(body))
   const known = tags.get(body)
   if (known !== undefined) return known

@@ -33,7 +33,7 @@ import {
 import { internalErrorDocument } from "./problem"
 import { type ProblemTable, problemFor } from "./problemTable"
 import { requestIdOf } from "./requestId"
-import { type BodyMedia, type Reply, type Route, type RouteContext, SerialisedJson } from "./route"
+import { type BodyMedia, type Reply, type Route, type RouteContext, SerialisedJson, ServedText } from "./route"
 import { makeRouter } from "./router"
 
 /** The default largest body: 100 KiB. */
@@ -133,11 +133,15 @@ const JSON_CONTENT: HeaderMap = { "content-type": "application/json" }
 /** The JSON text of a reply's body: serialised now, or once before ({@link SerialisedJson}). */
 const jsonText = (body: unknown): string => (body instanceof SerialisedJson ? body.text : JSON.stringify(body))
 
-/** A route's reply as the answer: JSON, or no body (and no content-type) when the reply has none. */
-const replyAnswer = (reply: Reply, requestId: string, extra: HeaderMap | undefined): GatewayResponse =>
-  reply.body === undefined
-    ? finished(reply.status, "", requestId, undefined, reply.headers, extra)
-    : finished(reply.status, jsonText(reply.body), requestId, JSON_CONTENT, reply.headers, extra)
+/** A route's reply as the answer: JSON or a served text, or no body (and no content-type) when the reply has none. */
+const replyAnswer = (reply: Reply, requestId: string, extra: HeaderMap | undefined): GatewayResponse => {
+  if (reply.body === undefined) return finished(reply.status, "", requestId, undefined, reply.headers, extra)
+  if (reply.body instanceof ServedText) {
+    const { text, contentType } = reply.body
+    return finished(reply.status, text, requestId, { "content-type": contentType }, reply.headers, extra)
+  }
+  return finished(reply.status, jsonText(reply.body), requestId, JSON_CONTENT, reply.headers, extra)
+}
 
 /** The answer to a HEAD: the GET's status and headers, no body. */
 const withoutBody = (response: GatewayResponse): GatewayResponse => ({ ...response, body: "" })

@@ -36,8 +36,22 @@ export class SerialisedJson {
 }
 
 /**
+ * A body that is not JSON (the operator console's page, script and stylesheet): its text, sent as it is, with its
+ * media type as `content-type`.
+ */
+export class ServedText {
+  constructor(
+    /** The body. */
+    readonly text: string,
+    /** Its `content-type` (`text/html; charset=utf-8`). */
+    readonly contentType: string
+  ) {}
+}
+
+/**
  * What a route handler answers: a status and a JSON-serialisable body, or one already serialised
- * ({@link SerialisedJson}); `undefined`: no body, no content-type.
+ * ({@link SerialisedJson}), or a text of another media type ({@link ServedText}); `undefined`: no body, no
+ * content-type.
  */
 export interface Reply {
   readonly status: number

@@ -24,7 +24,7 @@ export {
 } from "./guard"
 export { type OperatorApiPorts, operatorApi } from "./module"
 export { type NewAccount, type NewApp, type NewKey, Operator } from "./Operator"
-export { NetworkView, OperationView, OperatorReads } from "./reads"
+export { AccountBalanceView, NetworkView, OperationView, OperatorReads } from "./reads"
 export {
   AppProvidersRequest,
   AuditQueryParams,

@@ -15,6 +15,7 @@ import type { AccountLocks } from "../state/AccountLocks"
 import type { RateLimiter } from "../state/RateLimiter"
 import type { TransactionLog } from "../state/TransactionLog"
 import type { AuditLog } from "./AuditLog"
+import { consoleRoutes } from "./console/routes"
 import { type OperatorError, operatorProblems } from "./errors"
 import { type OperatorGuardOptions, type OperatorUnauthorized, operatorGuard, operatorGuardProblems } from "./guard"
 import { Operator } from "./Operator"
@@ -40,7 +41,8 @@ export type OperatorApiPorts =
  * The operator API under `/v1/operator/`: the operator module's changes (apps, API keys, automation accounts, day
  * budgets, each appended to the audit log as `api:<token id>@<client address>`) and reads (the audit log, recent
  * user operations, each network's pipeline), for the bearer of an operator token (`tokens`: at least one, each of 32
- * characters or more; throws otherwise), rate-limited per client address. Needs the `pipeline` module.
+ * characters or more; throws otherwise), rate-limited per client address; and the operator console over it at
+ * `/operator` (a page that asks for the token itself). Needs the `pipeline` module.
  */
 export const operatorApi = (
   options: OperatorGuardOptions
@@ -53,6 +55,6 @@ export const operatorApi = (
     name: "operatorApi",
     needs: ["pipeline"],
     layer: Layer.merge(Operator.layer, OperatorReads.layer.pipe(Layer.provide(UserOperations.layer()))),
-    routes: operatorRoutes(operatorGuard(options)),
+    routes: [...operatorRoutes(operatorGuard(options)), ...consoleRoutes],
     problems: { ...chainProblems, ...operatorProblems, ...operatorGuardProblems }
   })

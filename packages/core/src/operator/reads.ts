@@ -2,13 +2,15 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import { isAddress } from "viem"
 import { maskPhone } from "../auth/phone"
 import type { Bundler } from "../chain/Bundler"
-import { Networks } from "../chain/networks"
+import { Networks, rpc } from "../chain/networks"
 import { pipelineHealth, pipelineHealthy } from "../chain/pipelineHealth"
 import { UserOperations } from "../chain/UserOperations"
 import type { StoreUnavailable } from "../state/errors"
 import { type RecentQuery, TransactionLog, type TxRecord, TxStatus } from "../state/TransactionLog"
+import { AccountView } from "./schemas"
 
 /** One user operation as operators see it: its user id masked as the logs mask it, never its signed operation. */
 export const OperationView = Schema.Struct({
@@ -49,8 +51,17 @@ export const NetworkView = Schema.Struct({
 /** One network's ERC-4337 pipeline as operators see it. */
 export type NetworkView = typeof NetworkView.Type
 
+/** An automation account with its native balance as read now: `null` when its node did not answer or it is past {@link BALANCES_MAX}. */
+export const AccountBalanceView = Schema.Struct({ ...AccountView.fields, balanceWei: Schema.NullOr(Schema.String) })
+/** An automation account with its native balance as read now. */
+export type AccountBalanceView = typeof AccountBalanceView.Type
+
 /** How many pending operations one listing reads the status of at once. */
 const STATUS_CONCURRENCY = 4
+
+/** How many balances one listing of accounts reads at once, and at most in all (the rest are `null`). */
+const BALANCE_CONCURRENCY = 4
+const BALANCES_MAX = 100
 
 /**
  * What operators read beside their changes: the recent user operations of every app, their pending ones' status
@@ -61,6 +72,11 @@ export class OperatorReads extends Context.Service<
   {
     /** The newest operations first, as `TransactionLog.recent` lists them, pending ones read now. */
     readonly operations: (query: RecentQuery) => Effect.Effect<ReadonlyArray<OperationView>, StoreUnavailable>
+    /**
+     * `accounts` with their native balance read now, {@link BALANCE_CONCURRENCY} at once, the first
+     * {@link BALANCES_MAX} only (never fails: a balance that cannot be read is `null`).
+     */
+    readonly withBalances: (accounts: ReadonlyArray<AccountView>) => Effect.Effect<ReadonlyArray<AccountBalanceView>>
     /** Every network served, with its bundler's and paymaster's health (never fails: what does not answer is said). */
     readonly networks: Effect.Effect<ReadonlyArray<NetworkView>>
   }
@@ -91,7 +107,27 @@ export class OperatorReads extends Context.Service<
           )
         }
 
+        const balanceOf = (account: AccountView): Effect.Effect<string | null> => {
+          const network = networks.resolve(account.network)
+          if (network === undefined || !isAddress(account.address)) return Effect.succeed(null)
+          const address = account.address
+          return rpc(network, "getBalance", () => network.publicClient.getBalance({ address })).pipe(
+            Effect.map((wei) => wei.toString()),
+            Effect.orElseSucceed(() => null)
+          )
+        }
+
         return OperatorReads.of({
+          withBalances: (accounts) =>
+            Effect.forEach(
+              accounts,
+              (account, index) =>
+                Effect.map(index < BALANCES_MAX ? balanceOf(account) : Effect.succeed(null), (balanceWei) => ({
+                  ...account,
+                  balanceWei
+                })),
+              { concurrency: BALANCE_CONCURRENCY }
+            ),
           operations: (query) =>
             log.recent(query).pipe(
               Effect.flatMap((records) => Effect.forEach(records, current, { concurrency: STATUS_CONCURRENCY })),

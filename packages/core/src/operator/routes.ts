@@ -17,7 +17,7 @@ import { RECENT_LIST_MAX, TxStatus } from "../state/TransactionLog"
 import { AUDIT_LIST_MAX } from "./AuditLog"
 import type { operatorGuard } from "./guard"
 import { Operator } from "./Operator"
-import { NetworkView, OperationView, OperatorReads } from "./reads"
+import { AccountBalanceView, NetworkView, OperationView, OperatorReads } from "./reads"
 import {
   AccountView,
   AppView,
@@ -247,14 +247,14 @@ export const operatorRoutes = (guard: ReturnType<typeof operatorGuard>) => {
       "GET",
       "/v1/operator/accounts",
       {
-        summary: "Every automation account.",
-        answers: [{ status: 200, description: "The accounts.", schema: Schema.Array(AccountView) }]
+        summary: "Every automation account, with its native balance read now (`null` when it cannot be read).",
+        answers: [{ status: 200, description: "The accounts.", schema: Schema.Array(AccountBalanceView) }]
       },
       () =>
-        Effect.map(
-          Operator.use((operator) => operator.listAccounts),
-          (accounts) => ok(accounts)
-        )
+        Effect.gen(function* () {
+          const accounts = yield* (yield* Operator).listAccounts
+          return ok(yield* (yield* OperatorReads).withBalances(accounts))
+        })
     ),
     route(
       "POST",
