@@ -12,6 +12,7 @@ import { KeyVault } from "./chain/KeyVault"
 import { bundlerEndpoints, type NetworkConfig, Networks } from "./chain/networks"
 import { composeGateway } from "./compose"
 import type { Gateway } from "./http/contract"
+import type { Telemetry } from "./internal/telemetry"
 import { type KernelTxOptions, kernelTx, pipeline } from "./kernel/module"
 import { type EmbeddedSignInOptions, embeddedSignInPorts, phoneSignIn } from "./otp/module"
 import type { OtpStore } from "./otp/OtpStore"
@@ -152,6 +153,8 @@ export interface MakeGatewayOptions<E> {
    * spend policy's limits and use per network. Without it, nobody sees that detail.
    */
   readonly operatorToken?: string
+  /** Where spans, metrics and logs are exported (`otlpTelemetry(settings)`); see `ComposeOptions.telemetry`. */
+  readonly telemetry?: Layer.Layer<Telemetry> | undefined
 }
 
 /** Every module walletgate has, as {@link makeGateway} serves them. */
@@ -170,5 +173,6 @@ export const makeGateway = <E = never>(options: MakeGatewayOptions<E> = {}): Gat
     ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
     ...(options.basePath === undefined ? {} : { basePath: options.basePath }),
     ...(options.loggers === undefined ? {} : { loggers: options.loggers }),
-    ...(options.operatorToken === undefined ? {} : { operatorToken: options.operatorToken })
+    ...(options.operatorToken === undefined ? {} : { operatorToken: options.operatorToken }),
+    ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry })
   })

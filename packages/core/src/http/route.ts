@@ -35,6 +35,11 @@ export class SerialisedJson {
   }
 }
 
+/** A body sent as this text, not JSON (Prometheus' text format); the reply's headers give its content type. */
+export class TextBody {
+  constructor(readonly text: string) {}
+}
+
 /**
  * What a route handler answers: a status and a JSON-serialisable body, or one already serialised
  * ({@link SerialisedJson}); `undefined`: no body, no content-type.
