@@ -14,6 +14,7 @@ export default defineConfig({
       { find: /^@walletgate\/core\/payout$/, replacement: src("./packages/core/src/payout/index.ts") },
       { find: /^@walletgate\/core\/sweeper$/, replacement: src("./packages/core/src/sweeper/index.ts") },
       { find: /^@walletgate\/core\/config$/, replacement: src("./packages/core/src/config/index.ts") },
+      { find: /^@walletgate\/core\/telemetry$/, replacement: src("./packages/core/src/telemetry/index.ts") },
       { find: /^@walletgate\/core\/adapter$/, replacement: src("./packages/core/src/http/adapter.ts") },
       { find: /^@walletgate\/core\/devnet$/, replacement: src("./packages/core/src/devnet/index.ts") },
       { find: /^@walletgate\/core\/testing$/, replacement: src("./packages/core/src/testing/index.ts") },
