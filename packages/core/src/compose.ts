@@ -6,14 +6,14 @@ import * as References from "effect/References"
 import * as Schema from "effect/Schema"
 import { operatorCheck } from "./auth/operator"
 import type { Gateway } from "./http/contract"
+import { RouteNotFound } from "./http/errors"
 import { makeGatewayFromRoutes } from "./http/gateway"
 import type { GatewayModule, PortsOf } from "./http/module"
 import { type DocumentedRoute, openApiDocument } from "./http/openapi"
 import { makeProblemTable } from "./http/problemTable"
-import { RouteNotFound } from "./http/errors"
 import { documented, type Reply, type Route, routeWithoutBody, SerialisedJson, TextBody } from "./http/route"
-import type { Telemetry } from "./internal/telemetry"
 import { PROMETHEUS_CONTENT_TYPE, prometheusText } from "./internal/prometheus"
+import type { Telemetry } from "./internal/telemetry"
 
 /** Options of {@link composeGateway}. */
 export interface ComposeOptions<M extends ReadonlyArray<GatewayModule<unknown, never>>, E> {
@@ -143,7 +143,11 @@ const metricsRoute = (isOperator: (authorization: string | undefined) => boolean
   documented(
     routeWithoutBody("GET", "/v1/operator/metrics", (context) =>
       isOperator(context.request.headers.authorization)
-        ? Effect.map(prometheusText, (text) => ({ status: 200, body: new TextBody(text), headers: { "content-type": PROMETHEUS_CONTENT_TYPE } }))
+        ? Effect.map(prometheusText, (text) => ({
+            status: 200,
+            body: new TextBody(text),
+            headers: { "content-type": PROMETHEUS_CONTENT_TYPE }
+          }))
         : Effect.fail(new RouteNotFound())
     ),
     {

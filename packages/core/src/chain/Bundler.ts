@@ -22,10 +22,10 @@ import {
   type UserOperation,
   type UserOperationReceipt
 } from "viem/account-abstraction"
+import { bundlerErrors, count } from "../internal/telemetry"
 import { CallReverted } from "./errors"
 import { bundlerOutcome, operationOutcomes } from "./outcomes"
 import { decodeRevertReason } from "./revertReason"
-import { bundlerErrors, count } from "../internal/telemetry"
 
 /** A v0.7 user operation, ready to send (signature included). */
 export type UserOperation07 = UserOperation<"0.7">

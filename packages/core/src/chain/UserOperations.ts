@@ -10,6 +10,7 @@ import {
   formatUserOperationRequest,
   type RpcUserOperation
 } from "viem/account-abstraction"
+import { count, gasSponsored, userOperations } from "../internal/telemetry"
 import { randomUuid, SecureRandom } from "../random/SecureRandom"
 import { AccountLocks } from "../state/AccountLocks"
 import type { StoreUnavailable } from "../state/errors"
@@ -33,7 +34,6 @@ import {
   readAccountChainState,
   simulateBatch
 } from "./safeOperation"
-import { count, gasSponsored, userOperations } from "../internal/telemetry"
 
 /** What an operation records besides the chain facts. */
 export interface OperationIntent {

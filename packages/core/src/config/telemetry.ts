@@ -34,7 +34,10 @@ const parseHeaders = (name: string, text: string): Effect.Effect<Record<string, 
     // The value may hold a collector's API key: it is never shown.
     if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(key) || value === undefined) {
       return Effect.fail(
-        new ConfigurationError(name, `${name} is invalid: expected key=value pairs separated by commas, for example ${name}=x-api-key=abc`)
+        new ConfigurationError(
+          name,
+          `${name} is invalid: expected key=value pairs separated by commas, for example ${name}=x-api-key=abc`
+        )
       )
     }
     headers[key] = value
@@ -48,10 +51,12 @@ const targetOf = (signal: Signal): Effect.Effect<OtlpTarget | undefined, Configu
     const exporter = yield* optionalString(`OTEL_${signal}_EXPORTER`)
     if (Option.isSome(exporter) && exporter.value.trim().toLowerCase() === "none") return undefined
     if (Option.isSome(exporter) && exporter.value.trim().toLowerCase() !== "otlp") {
-      return yield* Effect.fail(new ConfigurationError(
-        `OTEL_${signal}_EXPORTER`,
-        `OTEL_${signal}_EXPORTER is invalid (${JSON.stringify(exporter.value)}): expected otlp or none, for example OTEL_${signal}_EXPORTER=none`
-      ))
+      return yield* Effect.fail(
+        new ConfigurationError(
+          `OTEL_${signal}_EXPORTER`,
+          `OTEL_${signal}_EXPORTER is invalid (${JSON.stringify(exporter.value)}): expected otlp or none, for example OTEL_${signal}_EXPORTER=none`
+        )
+      )
     }
     const own = yield* read(Config.option(Config.URL(`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`)), {
       ...doc(`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`),
@@ -71,10 +76,12 @@ const targetOf = (signal: Signal): Effect.Effect<OtlpTarget | undefined, Configu
         }).pipe(Option.getOrUndefined)
     if (url === undefined) return undefined
     if (url.protocol !== "http:" && url.protocol !== "https:") {
-      return yield* Effect.fail(new ConfigurationError(
-        "OTEL_EXPORTER_OTLP_ENDPOINT",
-        "OTEL_EXPORTER_OTLP_ENDPOINT is invalid: expected an http(s) URL (OTLP/HTTP), for example OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318"
-      ))
+      return yield* Effect.fail(
+        new ConfigurationError(
+          "OTEL_EXPORTER_OTLP_ENDPOINT",
+          "OTEL_EXPORTER_OTLP_ENDPOINT is invalid: expected an http(s) URL (OTLP/HTTP), for example OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318"
+        )
+      )
     }
     const secretHeaders = (name: string) =>
       read(Config.option(Config.schema(Schema.Redacted(Schema.NonEmptyString), name)), {
@@ -115,7 +122,11 @@ export const telemetryFromEnv: Effect.Effect<TelemetrySettings | undefined, Conf
       Config.Literals(["http/protobuf", "http/json"], "OTEL_EXPORTER_OTLP_PROTOCOL").pipe(
         Config.withDefault("http/protobuf" as const)
       ),
-      { name: "OTEL_EXPORTER_OTLP_PROTOCOL", expected: "http/protobuf or http/json (gRPC is not served)", example: "http/json" }
+      {
+        name: "OTEL_EXPORTER_OTLP_PROTOCOL",
+        expected: "http/protobuf or http/json (gRPC is not served)",
+        example: "http/json"
+      }
     )
     const serviceName = Option.getOrElse(yield* optionalString("OTEL_SERVICE_NAME"), () => "walletgate")
     const attributesText = yield* optionalString("OTEL_RESOURCE_ATTRIBUTES")
@@ -128,10 +139,12 @@ export const telemetryFromEnv: Effect.Effect<TelemetrySettings | undefined, Conf
       example: "1000"
     })
     if (Option.isSome(flush) && (flush.value < 1 || flush.value > 10_000)) {
-      return yield* Effect.fail(new ConfigurationError(
-        "WALLETGATE_TELEMETRY_FLUSH_MS",
-        `WALLETGATE_TELEMETRY_FLUSH_MS is invalid (${flush.value}): expected a whole number of ms from 1 to 10000, for example WALLETGATE_TELEMETRY_FLUSH_MS=1000`
-      ))
+      return yield* Effect.fail(
+        new ConfigurationError(
+          "WALLETGATE_TELEMETRY_FLUSH_MS",
+          `WALLETGATE_TELEMETRY_FLUSH_MS is invalid (${flush.value}): expected a whole number of ms from 1 to 10000, for example WALLETGATE_TELEMETRY_FLUSH_MS=1000`
+        )
+      )
     }
     return {
       serviceName,

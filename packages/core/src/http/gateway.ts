@@ -289,7 +289,13 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
   }
 
   /** The server span of a request (OpenTelemetry's HTTP server conventions); never a header, query or body. */
-  const serverSpan = (tracer: Tracer.Tracer, run: Running, request: GatewayRequest, pattern: string | undefined, requestId: string) => {
+  const serverSpan = (
+    tracer: Tracer.Tracer,
+    run: Running,
+    request: GatewayRequest,
+    pattern: string | undefined,
+    requestId: string
+  ) => {
     const method = request.method.toUpperCase()
     const span = tracer.span({
       name: pattern === undefined ? method : `${method} ${pattern}`,

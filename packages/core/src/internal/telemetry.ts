@@ -4,7 +4,7 @@
 import { AsyncLocalStorage } from "node:async_hooks"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
-import * as Effect from "effect/Effect"
+import type * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"

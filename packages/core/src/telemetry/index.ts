@@ -82,10 +82,9 @@ export const otlpTelemetry = (settings: TelemetrySettings): Layer.Layer<Telemetr
   }
   if (logs !== undefined) {
     exporters.push(
-      Logger.layer(
-        [OtlpLogger.make({ url: logs.url, headers: logs.headers, resource, exportInterval: every(1000) })],
-        { mergeWithExisting: true }
-      )
+      Logger.layer([OtlpLogger.make({ url: logs.url, headers: logs.headers, resource, exportInterval: every(1000) })], {
+        mergeWithExisting: true
+      })
     )
   }
   const service = Layer.effect(
@@ -96,9 +95,7 @@ export const otlpTelemetry = (settings: TelemetrySettings): Layer.Layer<Telemetr
   )
   return Layer.mergeAll(service, ...exporters, Layer.succeed(References.TracerEnabled, traces !== undefined)).pipe(
     Layer.provide(OtlpExporter.layerFlusher),
-    Layer.provide(
-      settings.protocol === "http/json" ? OtlpSerialization.layerJson : OtlpSerialization.layerProtobuf
-    ),
+    Layer.provide(settings.protocol === "http/json" ? OtlpSerialization.layerJson : OtlpSerialization.layerProtobuf),
     Layer.provide(FetchHttpClient.layer),
     // The resource is the settings' alone: Effect's exporters would otherwise read OTEL_* themselves.
     Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({})))

@@ -1,3 +1,4 @@
+import type { Telemetry } from "@walletgate/core/telemetry"
 import {
   type App,
   type Bundler,
@@ -107,6 +108,8 @@ export const startKernelFixture = async (
      * (`anvil_reorg`), which the other files of the worker must never see.
      */
     readonly ownDevnet?: boolean
+    /** Where the gateway exports its telemetry (`otlpTelemetry`). */
+    readonly telemetry?: Layer.Layer<Telemetry>
     /** The Redis profile: every state port on this Redis, the apps registered there. */
     readonly redis?: { readonly url: string; readonly keyPrefix: string }
   } = {}
@@ -178,7 +181,8 @@ export const startKernelFixture = async (
     ),
     ...(process.env.KERNEL_DEBUG === undefined ? { loggers: extra.loggers ?? [] } : {}),
     ...(extra.operatorToken === undefined ? {} : { operatorToken: extra.operatorToken }),
-    ...(extra.kernel === undefined ? {} : { kernel: extra.kernel })
+    ...(extra.kernel === undefined ? {} : { kernel: extra.kernel }),
+    ...(extra.telemetry === undefined ? {} : { telemetry: extra.telemetry })
   })
 
   const call = jsonCaller(gateway)

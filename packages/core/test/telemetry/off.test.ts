@@ -1,0 +1,41 @@
+// Without telemetry a gateway records no span: no exporting tracer is installed and Effect's own tracer is off, so
+// even a tracer the ports bring sees nothing. Its metrics are still kept, for `GET /v1/operator/metrics`.
+import { embeddedPorts, makeGateway } from "@walletgate/core"
+import * as Layer from "effect/Layer"
+import * as Tracer from "effect/Tracer"
+import { describe, expect, it } from "vitest"
+import { jsonCaller } from "../gatewayCall"
+
+const OPERATOR_TOKEN = "operator-token-0123456789abcdef0123456789"
+
+describe("a gateway without telemetry", () => {
+  it("starts no span, even for a tracer its ports bring, and still counts its metrics", async () => {
+    const started: Array<string> = []
+    const recording = Tracer.make({
+      span: (options) => {
+        started.push(options.name)
+        return Tracer.nativeTracer.span(options)
+      }
+    })
+    const gateway = makeGateway({
+      ports: Layer.mergeAll(embeddedPorts(), Layer.succeed(Tracer.Tracer, recording)),
+      loggers: [],
+      operatorToken: OPERATOR_TOKEN
+    })
+    const call = jsonCaller(gateway)
+    expect((await call("POST", "/functions/v1/signInWithOTP", { phone: "+12125551234" })).status).toBe(200)
+    expect((await call("POST", "/functions/v1/verifyOTP", { phone: "+12125551234", token: "000000" })).status).toBe(401)
+    await gateway.flush()
+    expect(started).toEqual([])
+    const metrics = await gateway.handle({
+      method: "GET",
+      path: "/v1/operator/metrics",
+      query: new URLSearchParams(),
+      headers: { authorization: `Bearer ${OPERATOR_TOKEN}` }
+    })
+    expect(metrics.status).toBe(200)
+    expect(metrics.body).toContain('walletgate_sms_sent_total{outcome="sent",provider="console"} 1')
+    expect(metrics.body).toContain("walletgate_sign_in_failed_total 1")
+    await gateway.dispose()
+  })
+})
