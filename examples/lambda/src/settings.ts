@@ -13,7 +13,8 @@ import {
   redisUrlFromEnv,
   resolverAccessFromEnv,
   signingKeysFromEnv,
-  smsSenderFromEnv
+  smsSenderFromEnv,
+  telemetryFromEnv
 } from "@walletgate/core/config"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
@@ -82,6 +83,7 @@ export const productionSettings = () =>
       identityProviders: yield* identityProvidersFromEnv,
       operatorToken: yield* operatorTokenFromEnv,
       clientStatuses: yield* clientStatusesFromEnv,
-      resolverAccess: yield* resolverAccessFromEnv
+      resolverAccess: yield* resolverAccessFromEnv,
+      telemetry: yield* telemetryFromEnv
     }
   })
