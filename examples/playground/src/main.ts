@@ -28,6 +28,7 @@ import {
 } from "@walletgate/core/config"
 import { deployTestToken, startDevnet, sweeperArtifact, testTokenArtifact } from "@walletgate/core/devnet"
 import { automationSafe, makeApiKey } from "@walletgate/core/payout"
+import { otlpTelemetryFromEnv } from "@walletgate/core/telemetry"
 import { walletgate } from "@walletgate/express"
 import { RedisStores } from "@walletgate/redis"
 import * as Effect from "effect/Effect"
@@ -194,6 +195,8 @@ const operatorToken = Option.match(settings.operatorToken, {
 })
 const gateway = makeGateway({
   operatorToken,
+  // Spans, metrics and logs over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT (or a per-signal one) is set; off otherwise.
+  telemetry: otlpTelemetryFromEnv,
   kernel: { clientStatuses: settings.clientStatuses, resolver: { access: settings.resolverAccess } },
   ports: Layer.mergeAll(
     embeddedPorts({

@@ -5,6 +5,7 @@ import * as Metric from "effect/Metric"
 import * as References from "effect/References"
 import * as Schema from "effect/Schema"
 import { operatorCheck } from "./auth/operator"
+import type { ConfigurationError } from "./config/read"
 import type { Gateway } from "./http/contract"
 import { RouteNotFound } from "./http/errors"
 import { makeGatewayFromRoutes } from "./http/gateway"
@@ -41,7 +42,7 @@ export interface ComposeOptions<M extends ReadonlyArray<GatewayModule<unknown, n
    * `telemetryFromEnv`). Without it no span is recorded and nothing is exported; the metrics are still kept, for
    * `GET /v1/operator/metrics`.
    */
-  readonly telemetry?: Layer.Layer<Telemetry> | undefined
+  readonly telemetry?: Layer.Layer<Telemetry, ConfigurationError> | undefined
 }
 
 /**

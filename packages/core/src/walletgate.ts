@@ -11,6 +11,7 @@ import { Bundler, makeJsonRpcBundler } from "./chain/Bundler"
 import { KeyVault } from "./chain/KeyVault"
 import { bundlerEndpoints, type NetworkConfig, Networks } from "./chain/networks"
 import { composeGateway } from "./compose"
+import type { ConfigurationError } from "./config/read"
 import type { Gateway } from "./http/contract"
 import type { Telemetry } from "./internal/telemetry"
 import { type KernelTxOptions, kernelTx, pipeline } from "./kernel/module"
@@ -154,7 +155,7 @@ export interface MakeGatewayOptions<E> {
    */
   readonly operatorToken?: string
   /** Where spans, metrics and logs are exported (`otlpTelemetry(settings)`); see `ComposeOptions.telemetry`. */
-  readonly telemetry?: Layer.Layer<Telemetry> | undefined
+  readonly telemetry?: Layer.Layer<Telemetry, ConfigurationError> | undefined
 }
 
 /** Every module walletgate has, as {@link makeGateway} serves them. */

@@ -14,6 +14,8 @@ import * as OtlpSerialization from "effect/observability/OtlpSerialization"
 import * as OtlpTracer from "effect/observability/OtlpTracer"
 import * as References from "effect/References"
 import * as Tracer from "effect/Tracer"
+import type { ConfigurationError } from "../config/read"
+import { telemetryFromEnv } from "../config/telemetry"
 import { Telemetry, withActiveFiber } from "../internal/telemetry"
 
 export { PROMETHEUS_CONTENT_TYPE, prometheusText } from "../internal/prometheus"
@@ -101,3 +103,17 @@ export const otlpTelemetry = (settings: TelemetrySettings): Layer.Layer<Telemetr
     Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({})))
   )
 }
+
+/** Telemetry off: no exporter, Effect's tracer off (no span is made), nothing to flush. */
+export const telemetryOff: Layer.Layer<Telemetry> = Layer.mergeAll(
+  Layer.succeed(Telemetry, Telemetry.of({ flush: Effect.void, flushBeforeAnswerMs: undefined })),
+  Layer.succeed(References.TracerEnabled, false)
+)
+
+/**
+ * The telemetry the OTEL_* variables describe (`telemetryFromEnv`), read when the gateway starts: {@link otlpTelemetry}
+ * of them, or {@link telemetryOff} when none is set. `makeGateway({ telemetry: otlpTelemetryFromEnv })`.
+ */
+export const otlpTelemetryFromEnv: Layer.Layer<Telemetry, ConfigurationError> = Layer.unwrap(
+  Effect.map(telemetryFromEnv, (settings) => (settings === undefined ? telemetryOff : otlpTelemetry(settings)))
+)

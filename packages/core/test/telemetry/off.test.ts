@@ -1,6 +1,7 @@
 // Without telemetry a gateway records no span: no exporting tracer is installed and Effect's own tracer is off, so
 // even a tracer the ports bring sees nothing. Its metrics are still kept, for `GET /v1/operator/metrics`.
 import { embeddedPorts, makeGateway } from "@walletgate/core"
+import { otlpTelemetryFromEnv } from "@walletgate/core/telemetry"
 import * as Layer from "effect/Layer"
 import * as Tracer from "effect/Tracer"
 import { describe, expect, it } from "vitest"
@@ -9,7 +10,10 @@ import { jsonCaller } from "../gatewayCall"
 const OPERATOR_TOKEN = "operator-token-0123456789abcdef0123456789"
 
 describe("a gateway without telemetry", () => {
-  it("starts no span, even for a tracer its ports bring, and still counts its metrics", async () => {
+  it.each([
+    ["no telemetry option", {}],
+    ["otlpTelemetryFromEnv without OTEL_* variables", { telemetry: otlpTelemetryFromEnv }]
+  ])("%s: starts no span, even for a tracer its ports bring, and still counts its metrics", async (_, options) => {
     const started: Array<string> = []
     const recording = Tracer.make({
       span: (options) => {
@@ -20,7 +24,8 @@ describe("a gateway without telemetry", () => {
     const gateway = makeGateway({
       ports: Layer.mergeAll(embeddedPorts(), Layer.succeed(Tracer.Tracer, recording)),
       loggers: [],
-      operatorToken: OPERATOR_TOKEN
+      operatorToken: OPERATOR_TOKEN,
+      ...options
     })
     const call = jsonCaller(gateway)
     expect((await call("POST", "/functions/v1/signInWithOTP", { phone: "+12125551234" })).status).toBe(200)
