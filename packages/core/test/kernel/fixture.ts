@@ -1,4 +1,3 @@
-import type { Telemetry } from "@walletgate/core/telemetry"
 import {
   type App,
   type Bundler,
@@ -22,6 +21,7 @@ import {
 } from "@walletgate/core/chain"
 import type { KernelTxOptions } from "@walletgate/core/kernel"
 import { type ApiKeyRecord, type AutomationAccount, automationSafe, type PayoutPlan } from "@walletgate/core/payout"
+import type { Telemetry } from "@walletgate/core/telemetry"
 import { RedisStores } from "@walletgate/redis"
 import type { Logger } from "effect"
 import { Layer } from "effect"
