@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import type { OtlpTarget, TelemetrySettings } from "../telemetry/index"
+import type { OtlpTarget, TelemetrySettings } from "../internal/telemetry"
 import { ConfigurationError, read } from "./read"
 
 /** The signals, as the OTEL_* variables name them. */

@@ -16,36 +16,10 @@ import * as References from "effect/References"
 import * as Tracer from "effect/Tracer"
 import type { ConfigurationError } from "../config/read"
 import { telemetryFromEnv } from "../config/telemetry"
-import { Telemetry, withActiveFiber } from "../internal/telemetry"
+import { Telemetry, type TelemetrySettings, withActiveFiber } from "../internal/telemetry"
 
 export { PROMETHEUS_CONTENT_TYPE, prometheusText } from "../internal/prometheus"
-export { Telemetry } from "../internal/telemetry"
-
-/** Where one signal (traces, metrics or logs) is sent: its full URL and the headers of each export. */
-export interface OtlpTarget {
-  readonly url: string
-  readonly headers: Readonly<Record<string, string>>
-}
-
-/** How a gateway exports its telemetry; a signal without a target is not exported. */
-export interface TelemetrySettings {
-  /** `service.name` of the resource. */
-  readonly serviceName: string
-  /** Further resource attributes (`OTEL_RESOURCE_ATTRIBUTES`). */
-  readonly resourceAttributes?: Readonly<Record<string, string>>
-  /** `http/protobuf` (OpenTelemetry's default) or `http/json`. */
-  readonly protocol: "http/json" | "http/protobuf"
-  readonly traces?: OtlpTarget
-  readonly metrics?: OtlpTarget
-  readonly logs?: OtlpTarget
-  /** How often buffered telemetry is sent, in ms; default 5000 (metrics: 10000). */
-  readonly exportIntervalMs?: number
-  /**
-   * Flush before every answer, waiting at most this many ms, and never export on a timer: for Lambda, where nothing
-   * may run after the answer. Unset: export every `exportIntervalMs`.
-   */
-  readonly flushBeforeAnswerMs?: number
-}
+export { type OtlpTarget, Telemetry, type TelemetrySettings } from "../internal/telemetry"
 
 /** What Effect's exporters are built on. */
 type ExporterNeeds = OtlpExporter.Flusher | OtlpSerialization.OtlpSerialization | HttpClient.HttpClient
