@@ -1,8 +1,6 @@
 // A gateway configured by the OTEL_* variables exports its spans, metrics and logs over OTLP/HTTP JSON to a real
 // receiver on 127.0.0.1: a sign-in, a kernel transaction and a payout leave the spans, attributes and metrics operators
 // read, and none of the test's secrets anywhere in the bytes sent.
-import { createServer, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
 import { SecureRandom } from "@walletgate/core"
 import { telemetryFromEnv } from "@walletgate/core/config"
 import { makeApiKey } from "@walletgate/core/payout"
@@ -12,42 +10,7 @@ import * as Effect from "effect/Effect"
 import { parseEther } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CLIENT, freshAddress, startKernelFixture, TEST_CODE, TEST_PHONE } from "../kernel/fixture"
-
-/** A local OTLP/HTTP receiver: every POST body, by path. */
-const startReceiver = async () => {
-  const received: Array<{ readonly path: string; readonly body: Buffer }> = []
-  const server: Server = createServer((request, response) => {
-    const chunks: Array<Buffer> = []
-    request.on("data", (chunk: Buffer) => chunks.push(chunk))
-    request.on("end", () => {
-      received.push({ path: request.url ?? "", body: Buffer.concat(chunks) })
-      response.writeHead(200, { "content-type": "application/json" }).end("{}")
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const { port } = server.address() as AddressInfo
-  return {
-    url: `http://127.0.0.1:${port}`,
-    received,
-    stop: () => new Promise<void>((resolve) => server.close(() => resolve()))
-  }
-}
-
-interface KeyValue {
-  readonly key: string
-  readonly value: { readonly stringValue?: string; readonly intValue?: number | string }
-}
-interface Span {
-  readonly name: string
-  readonly kind: number
-  readonly traceId: string
-  readonly parentSpanId?: string
-  readonly attributes: ReadonlyArray<KeyValue>
-}
-const attr = (span: { readonly attributes?: ReadonlyArray<KeyValue> }, key: string) => {
-  const found = span.attributes?.find((a) => a.key === key)?.value
-  return found?.stringValue ?? (found?.intValue === undefined ? undefined : String(found.intValue))
-}
+import { attr, type Span, spansOf, startReceiver } from "./receiver"
 
 const OPERATOR_TOKEN = "operator-token-0123456789abcdef0123456789"
 const REAL_PHONE = "+12125551234"
@@ -132,15 +95,7 @@ describe("OTLP export of a running gateway (anvil + alto)", { tags: ["devnet"] }
     const paths = new Set(receiver.received.map((r) => r.path))
     expect(paths).toEqual(new Set(["/v1/traces", "/v1/metrics", "/v1/logs"]))
 
-    const spans: Array<Span> = receiver.received
-      .filter((r) => r.path === "/v1/traces")
-      .flatMap((r) =>
-        (
-          JSON.parse(r.body.toString("utf8")) as {
-            resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<Span> }> }>
-          }
-        ).resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans))
-      )
+    const spans: Array<Span> = spansOf(receiver.received)
     const server = (route: string) => spans.filter((span) => span.kind === 2 && attr(span, "http.route") === route)
     const tx = server("/v1/kernel/tx")[0]
     expect(tx).toBeDefined()
