@@ -152,6 +152,19 @@ const withoutBody = (response: GatewayResponse): GatewayResponse => ({ ...respon
 const isKnown = <R>(outcome: Effect.Effect<Reply, Tagged, R>): outcome is Exit.Exit<Reply, Tagged> =>
   Exit.isExit(outcome)
 
+/** The methods of HTTP (RFC 9110 §9, RFC 5789): the only values of a metric's `http.request.method`. */
+const HTTP_METHODS: ReadonlySet<string> = new Set([
+  "GET",
+  "HEAD",
+  "POST",
+  "PUT",
+  "PATCH",
+  "DELETE",
+  "OPTIONS",
+  "TRACE",
+  "CONNECT"
+])
+
 /** Whether, and how, a gateway logs: decided once from the loggers and minimum level its layer provides. */
 interface Logging {
   /** Some logger is installed: requests are annotated with their id. */
@@ -273,14 +286,18 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
   }
   let running: Running | undefined
 
-  /** Records the request's duration under its route's pattern (none for an unknown path), method and status. */
+  /**
+   * Records the request's duration under its route's pattern (none for an unknown path), method and status. A method
+   * outside HTTP's own is `_OTHER` (OpenTelemetry's convention): a client's made-up methods must not grow the series.
+   */
   const recordDuration = (run: Running, pattern: string | undefined, method: string, status: number, ms: number) => {
-    const key = `${pattern ?? ""} ${method} ${status}`
+    const known = HTTP_METHODS.has(method) ? method : "_OTHER"
+    const key = `${pattern ?? ""} ${known} ${status}`
     let metric = run.recording.durations.get(key)
     if (metric === undefined) {
       metric = Metric.withAttributes(requestDuration, {
         ...(pattern === undefined ? {} : { "http.route": pattern }),
-        "http.request.method": method,
+        "http.request.method": known,
         "http.response.status_code": String(status)
       })
       run.recording.durations.set(key, metric)

@@ -33,17 +33,25 @@ describe("a gateway without telemetry", () => {
     expect((await call("POST", "/functions/v1/verifyOTP", { phone: "+12125551234", token: "000000" })).status).toBe(401)
     await gateway.flush()
     expect(started).toEqual([])
-    const metrics = await gateway.handle({
+    const scrape = {
       method: "GET",
       path: "/v1/operator/metrics",
       query: new URLSearchParams(),
       headers: { authorization: `Bearer ${OPERATOR_TOKEN}` }
-    })
+    }
+    const metrics = { ...(await gateway.handle(scrape)), request: scrape }
     expect(metrics.status).toBe(200)
     expect(metrics.body).toContain('walletgate_sms_sent_total{outcome="sent",provider="console"} 1')
     expect(metrics.body).toContain("walletgate_sign_in_failed_total 1")
     expect(metrics.body).toContain('walletgate_rate_limited_total{limit="otp_resend"} 1')
     expect(metrics.body).not.toContain("2125551234")
+    // Made-up methods on unknown paths are one series, not one each.
+    for (const method of ["BREW", "WHEN", "PROPFIND"]) await gateway.handle({ ...scrape, path: "/nowhere", method })
+    const again = await gateway.handle(scrape)
+    expect(again.body).toContain(
+      'http_server_request_duration_seconds_count{http_request_method="_OTHER",http_response_status_code="404"} 3'
+    )
+    expect(again.body).not.toContain("BREW")
     await gateway.dispose()
   })
 })
