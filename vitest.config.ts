@@ -15,6 +15,7 @@ export default defineConfig({
       { find: /^@walletgate\/core\/sweeper$/, replacement: src("./packages/core/src/sweeper/index.ts") },
       { find: /^@walletgate\/core\/operator$/, replacement: src("./packages/core/src/operator/index.ts") },
       { find: /^@walletgate\/core\/config$/, replacement: src("./packages/core/src/config/index.ts") },
+      { find: /^@walletgate\/core\/telemetry$/, replacement: src("./packages/core/src/telemetry/index.ts") },
       { find: /^@walletgate\/core\/adapter$/, replacement: src("./packages/core/src/http/adapter.ts") },
       { find: /^@walletgate\/core\/devnet$/, replacement: src("./packages/core/src/devnet/index.ts") },
       { find: /^@walletgate\/core\/testing$/, replacement: src("./packages/core/src/testing/index.ts") },

@@ -14,6 +14,7 @@ export const entries = {
   "state/index": "src/state/index.ts",
   "chain/index": "src/chain/index.ts",
   "config/index": "src/config/index.ts",
+  "telemetry/index": "src/telemetry/index.ts",
   "http/adapter": "src/http/adapter.ts",
   "devnet/index": "src/devnet/index.ts",
   "testing/index": "src/testing/index.ts"

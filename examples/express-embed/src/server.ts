@@ -2,6 +2,7 @@
 // walletgate's phone sign-in mounted under /wallet. Listens on PORT (3000; 0 picks a free port).
 import { createHash, timingSafeEqual } from "node:crypto"
 import { embeddedPorts, makeGateway } from "@walletgate/core"
+import { otlpTelemetryFromEnv } from "@walletgate/core/telemetry"
 import { walletgate } from "@walletgate/express"
 import express, { type ErrorRequestHandler, type RequestHandler } from "express"
 
@@ -16,7 +17,9 @@ const requireApiKey: RequestHandler = (req, res, next) => {
 
 const gateway = makeGateway({
   // Development only: +15005550006 always takes the code 123456 and gets no SMS. Never in production.
-  ports: embeddedPorts({ otp: { testPhones: { "+15005550006": "123456" } } })
+  ports: embeddedPorts({ otp: { testPhones: { "+15005550006": "123456" } } }),
+  // Spans, metrics and logs over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT (or a per-signal one) is set; off otherwise.
+  telemetry: otlpTelemetryFromEnv
 })
 
 const notes: Array<string> = []

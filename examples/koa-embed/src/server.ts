@@ -4,6 +4,7 @@ import { createHash, timingSafeEqual } from "node:crypto"
 import { bodyParser } from "@koa/bodyparser"
 import Router from "@koa/router"
 import { embeddedPorts, makeGateway } from "@walletgate/core"
+import { otlpTelemetryFromEnv } from "@walletgate/core/telemetry"
 import { walletgate } from "@walletgate/koa"
 import Koa from "koa"
 
@@ -21,7 +22,9 @@ const gateway = makeGateway({
   // The gateway answers below /wallet and strips the prefix itself; the middleware calls next() for the rest.
   basePath: "/wallet",
   // Development only: +15005550006 always takes the code 123456 and gets no SMS. Never in production.
-  ports: embeddedPorts({ otp: { testPhones: { "+15005550006": "123456" } } })
+  ports: embeddedPorts({ otp: { testPhones: { "+15005550006": "123456" } } }),
+  // Spans, metrics and logs over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT (or a per-signal one) is set; off otherwise.
+  telemetry: otlpTelemetryFromEnv
 })
 
 const notes: Array<string> = []

@@ -5,6 +5,7 @@
 // Nothing runs after an answer: every request's work (a user operation sent to the bundler, an SMS) is done before
 // the handler returns, and a container frozen between invocations has nothing left to do.
 import { embeddedPorts, makeGateway } from "@walletgate/core"
+import { otlpTelemetry } from "@walletgate/core/telemetry"
 import { createHandler } from "@walletgate/lambda"
 import { RedisStores } from "@walletgate/redis"
 import * as Effect from "effect/Effect"
@@ -23,6 +24,16 @@ const gateway = makeGateway({
   }),
   // With an operator token (WALLETGATE_OPERATOR_TOKEN or _TOKENS), the operator API is served under /v1/operator/.
   operatorTokens: Redacted.value(settings.operatorTokens),
+  // OTEL_* set: spans, metrics and logs are flushed before each answer (1 s at most unless
+  // WALLETGATE_TELEMETRY_FLUSH_MS says otherwise), never on a timer: a frozen container has nothing left to send.
+  ...(settings.telemetry === undefined
+    ? {}
+    : {
+        telemetry: otlpTelemetry({
+          ...settings.telemetry,
+          flushBeforeAnswerMs: settings.telemetry.flushBeforeAnswerMs ?? 1000
+        })
+      }),
   ports: Layer.mergeAll(
     embeddedPorts({
       issuer: settings.issuer,

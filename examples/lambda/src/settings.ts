@@ -15,7 +15,8 @@ import {
   redisUrlFromEnv,
   resolverAccessFromEnv,
   signingKeysFromEnv,
-  smsSenderFromEnv
+  smsSenderFromEnv,
+  telemetryFromEnv
 } from "@walletgate/core/config"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
@@ -91,6 +92,7 @@ export const productionSettings = () =>
       operatorToken: yield* operatorTokenFromEnv,
       operatorTokens: yield* operatorTokensFromEnv,
       clientStatuses: yield* clientStatusesFromEnv,
-      resolverAccess: yield* resolverAccessFromEnv
+      resolverAccess: yield* resolverAccessFromEnv,
+      telemetry: yield* telemetryFromEnv
     }
   })

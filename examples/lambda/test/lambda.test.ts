@@ -54,6 +54,27 @@ const startSmsWebhook = async () => {
   }
 }
 
+/** An OTLP/HTTP receiver (`OTEL_EXPORTER_OTLP_ENDPOINT`): every POST, its path, body and when it arrived. */
+const startOtlpReceiver = async () => {
+  const posts: Array<{ readonly path: string; readonly body: string; readonly at: number }> = []
+  const server: Server = createServer((request, response) => {
+    let text = ""
+    request.on("data", (chunk: Buffer) => {
+      text += chunk.toString()
+    })
+    request.on("end", () => {
+      posts.push({ path: request.url ?? "", body: text, at: Date.now() })
+      response.writeHead(200, { "content-type": "application/json" }).end("{}")
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    posts,
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+}
+
 /** Redis MONITOR: the server's own time (ms) of every command any client sends from now on. */
 const monitorRedis = async (port: number) => {
   const times: Array<number> = []
@@ -84,6 +105,7 @@ describe(`examples/lambda under ${runtimeKind}${runtimeKind === "aws-lambda-ric"
   let node: RpcProxy
   let bundler: RpcProxy
   let sms: Awaited<ReturnType<typeof startSmsWebhook>>
+  let otlp: Awaited<ReturnType<typeof startOtlpReceiver>>
   let monitor: Awaited<ReturnType<typeof monitorRedis>>
   let api: RuntimeApi
   let runtime: Runtime
@@ -95,6 +117,7 @@ describe(`examples/lambda under ${runtimeKind}${runtimeKind === "aws-lambda-ric"
     node = await startRpcProxy(devnet.anvil.rpcUrl)
     bundler = await startRpcProxy(devnet.bundlerUrl)
     sms = await startSmsWebhook()
+    otlp = await startOtlpReceiver()
     // The operator registers the app once, in the Redis every container reads.
     await registerApps({ url: redis.url }, [phoneTestApp(APP)])
     monitor = await monitorRedis(redis.port)
@@ -123,7 +146,11 @@ describe(`examples/lambda under ${runtimeKind}${runtimeKind === "aws-lambda-ric"
             }
           }
         }),
-        ANVIL_PAYMASTER_KEY: paymaster.signerKey
+        ANVIL_PAYMASTER_KEY: paymaster.signerKey,
+        // Telemetry over OTLP/HTTP JSON: flushed before each answer (the example's default on Lambda).
+        OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+        OTEL_SERVICE_NAME: "walletgate-lambda"
       }
     })
   })
@@ -133,6 +160,7 @@ describe(`examples/lambda under ${runtimeKind}${runtimeKind === "aws-lambda-ric"
     await api?.stop()
     monitor?.stop()
     await sms?.stop()
+    await otlp?.stop()
     await node?.stop()
     await bundler?.stop()
     await redis?.stop()
@@ -145,6 +173,7 @@ describe(`examples/lambda under ${runtimeKind}${runtimeKind === "aws-lambda-ric"
   const invoke = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     node.reset()
     bundler.reset()
+    const exportsBefore = otlp.posts.length
     const answer: Answer = await api.invoke(
       eventFor("HTTP API v2", {
         method,
@@ -155,12 +184,22 @@ describe(`examples/lambda under ${runtimeKind}${runtimeKind === "aws-lambda-ric"
     )
     expect(answer.kind, runtime.output()).toBe("response")
     const rpcsBeforeAnswer = node.requests() + bundler.requests()
+    // The request's spans arrived before the answer (the flush ran inside the invoke), and nothing is exported after.
+    const exported = otlp.posts.slice(exportsBefore)
+    const exportsAtAnswer = otlp.posts.length
+    expect(
+      exported.some(
+        (post) => post.path === "/v1/traces" && post.body.includes(`"stringValue":${JSON.stringify(path)}`)
+      ),
+      `the spans of ${method} ${path}`
+    ).toBe(true)
     await api.waiting()
     await new Promise((resolve) => setTimeout(resolve, WATCH_MS))
     expect({
       rpc: node.requests() + bundler.requests() - rpcsBeforeAnswer,
-      redis: monitor.commandsSince(answer.at)
-    }).toEqual({ rpc: 0, redis: 0 })
+      redis: monitor.commandsSince(answer.at),
+      otlp: otlp.posts.length - exportsAtAnswer
+    }).toEqual({ rpc: 0, redis: 0, otlp: 0 })
     const result = answer.body as LambdaHttpResult
     return { status: result.statusCode, body: JSON.parse(result.body || "null") as Record<string, unknown> }
   }

@@ -21,6 +21,7 @@ import {
 } from "@walletgate/core/config"
 import { deployTestToken, startDevnet, sweeperArtifact, testTokenArtifact } from "@walletgate/core/devnet"
 import { Operator, type OperatorCall } from "@walletgate/core/operator"
+import { otlpTelemetryFromEnv } from "@walletgate/core/telemetry"
 import { walletgate } from "@walletgate/express"
 import { RedisStores } from "@walletgate/redis"
 import * as Config from "effect/Config"
@@ -271,6 +272,8 @@ const operatorToken = Option.match(settings.operatorToken, {
 const gateway = makeGateway({
   operatorToken,
   operatorTokens: Redacted.value(settings.operatorTokens),
+  // Spans, metrics and logs over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT (or a per-signal one) is set; off otherwise.
+  telemetry: otlpTelemetryFromEnv,
   kernel: { clientStatuses: settings.clientStatuses, resolver: { access: settings.resolverAccess } },
   ports: Layer.succeedContext(ports)
 })

@@ -1,14 +1,20 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
+import * as Metric from "effect/Metric"
+import * as References from "effect/References"
 import * as Schema from "effect/Schema"
 import { type OperatorToken, operatorCheck, operatorTokensOf } from "./auth/operator"
+import type { ConfigurationError } from "./config/read"
 import type { Gateway } from "./http/contract"
+import { RouteNotFound } from "./http/errors"
 import { makeGatewayFromRoutes } from "./http/gateway"
 import type { GatewayModule, PortsOf } from "./http/module"
 import { type DocumentedRoute, openApiDocument } from "./http/openapi"
 import { makeProblemTable } from "./http/problemTable"
-import { documented, type Reply, type Route, routeWithoutBody, SerialisedJson } from "./http/route"
+import { documented, type Reply, type Route, routeWithoutBody, SerialisedJson, ServedText } from "./http/route"
+import { PROMETHEUS_CONTENT_TYPE, prometheusText } from "./internal/prometheus"
+import type { Telemetry } from "./internal/telemetry"
 
 /** Options of {@link composeGateway}. */
 export interface ComposeOptions<M extends ReadonlyArray<GatewayModule<unknown, never>>, E> {
@@ -36,6 +42,12 @@ export interface ComposeOptions<M extends ReadonlyArray<GatewayModule<unknown, n
    * the operator's detail of `GET /v1/health` as that token does.
    */
   readonly operatorTokens?: ReadonlyArray<OperatorToken>
+  /**
+   * Where spans, metrics and logs are exported: `otlpTelemetry(settings)` of `@walletgate/core/telemetry` (settings from
+   * `telemetryFromEnv`). Without it no span is recorded and nothing is exported; the metrics are still kept, for
+   * `GET /v1/operator/metrics`.
+   */
+  readonly telemetry?: Layer.Layer<Telemetry, ConfigurationError> | undefined
 }
 
 /**
@@ -52,12 +64,19 @@ export const composeGateway = <const M extends ReadonlyArray<GatewayModule<unkno
     (built, module) => module.layer.pipe(Layer.provideMerge(built)),
     options.ports as Layer.Layer<unknown, E>
   )
-  // The loggers reach the ports too, so what they log while they start goes where the rest goes.
-  const layer =
-    options.loggers === undefined ? services : services.pipe(Layer.provideMerge(Logger.layer(options.loggers)))
+  // Telemetry and the loggers reach the ports too, so what they record while they start goes where the rest goes. The
+  // loggers are installed first: the OTLP logger joins them. Each gateway keeps its metrics in its own registry.
+  const exported = services.pipe(
+    Layer.provideMerge(options.telemetry ?? Layer.succeed(References.TracerEnabled, false))
+  )
+  const layer = (
+    options.loggers === undefined ? exported : exported.pipe(Layer.provideMerge(Logger.layer(options.loggers)))
+  ).pipe(Layer.provideMerge(Layer.sync(Metric.MetricRegistry, () => new Map())))
+  const operatorOf = operatorCheck(operatorTokensOf(options))
   const served: ReadonlyArray<DocumentedRoute> = [
     ...modules.flatMap((module) => module.routes.map((route) => ({ route, problems: [module.problems] }))),
-    { route: healthRoute(modules, operatorCheck(operatorTokensOf(options))), problems: [] }
+    { route: healthRoute(modules, operatorOf), problems: [] },
+    { route: metricsRoute(operatorOf), problems: [] }
   ]
   return makeGatewayFromRoutes({
     routes: [...served.map(({ route }) => route), openApiRoute(served)],
@@ -122,6 +141,26 @@ const openApiRoute = (served: ReadonlyArray<DocumentedRoute>): Route<unknown> =>
   )
   return route
 }
+
+/**
+ * `GET /v1/operator/metrics`: the gateway's metrics in Prometheus' text format, to the operator alone (a scrape config's
+ * `authorization: { credentials: <token> }`); anyone else is answered 404, as an unknown path.
+ */
+const metricsRoute = (operatorOf: (authorization: string | undefined) => string | undefined): Route<unknown> =>
+  documented(
+    routeWithoutBody("GET", "/v1/operator/metrics", (context) =>
+      operatorOf(context.request.headers.authorization) !== undefined
+        ? Effect.map(prometheusText, (text) => ({
+            status: 200,
+            body: new ServedText(text, PROMETHEUS_CONTENT_TYPE)
+          }))
+        : Effect.fail(new RouteNotFound())
+    ),
+    {
+      summary: "The gateway's metrics in Prometheus' text format (operator token).",
+      answers: [{ status: 200, description: "Prometheus text (0.0.4)." }]
+    }
+  )
 
 /**
  * `GET /v1/health`: 200 when every module that reports is healthy, else 503, with what each reports; the operator

@@ -12,7 +12,9 @@ import { Bundler, makeJsonRpcBundler } from "./chain/Bundler"
 import { KeyVault } from "./chain/KeyVault"
 import { bundlerEndpoints, type NetworkConfig, Networks } from "./chain/networks"
 import { composeGateway } from "./compose"
+import type { ConfigurationError } from "./config/read"
 import type { Gateway } from "./http/contract"
+import type { Telemetry } from "./internal/telemetry"
 import { type KernelTxOptions, kernelTx, pipeline } from "./kernel/module"
 import { AuditLog } from "./operator/AuditLog"
 import { operatorApi } from "./operator/module"
@@ -168,6 +170,8 @@ export interface MakeGatewayOptions<E> {
   readonly operatorTokens?: ReadonlyArray<OperatorToken>
   /** Requests to the operator API per client address per minute; default 60. */
   readonly operatorRequestsPerMinute?: number
+  /** Where spans, metrics and logs are exported (`otlpTelemetry(settings)`); see `ComposeOptions.telemetry`. */
+  readonly telemetry?: Layer.Layer<Telemetry, ConfigurationError> | undefined
 }
 
 /**
@@ -215,5 +219,6 @@ export const makeGateway = <E = never>(options: MakeGatewayOptions<E> = {}): Gat
     ...(options.basePath === undefined ? {} : { basePath: options.basePath }),
     ...(options.loggers === undefined ? {} : { loggers: options.loggers }),
     ...(options.operatorToken === undefined ? {} : { operatorToken: options.operatorToken }),
-    ...(options.operatorTokens === undefined ? {} : { operatorTokens: options.operatorTokens })
+    ...(options.operatorTokens === undefined ? {} : { operatorTokens: options.operatorTokens }),
+    ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry })
   })

@@ -25,6 +25,7 @@ const FLOORS: Record<string, number> = {
   config: 5,
   devnet: 5,
   "(root)": 6,
+  telemetry: 6,
   cli: 7,
   testing: 7
 }

@@ -167,6 +167,7 @@ export class AppAuth extends Context.Service<
           const claims = yield* keys.verify(match[1], { audience: ACCESS_TOKEN_AUDIENCE, type: ACCESS_TOKEN_TYPE })
           const app = yield* clients.find(claims.sub ?? "")
           if (app === undefined) return yield* new TokenRejected({ reason: "the client no longer exists" })
+          yield* Effect.annotateCurrentSpan("walletgate.app", app.clientId)
           return app
         })
 

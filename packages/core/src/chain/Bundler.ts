@@ -21,6 +21,7 @@ import {
   type UserOperation,
   type UserOperationReceipt
 } from "viem/account-abstraction"
+import { bundlerErrors, count } from "../internal/telemetry"
 import { BundlerRefusedSetup, BundlerRejected, BundlerUnavailable, CallReverted } from "./errors"
 import { bundlerOutcome, operationOutcomes } from "./outcomes"
 import { decodeRevertReason } from "./revertReason"
@@ -101,17 +102,25 @@ export const makeJsonRpcBundler = (endpoints: ReadonlyArray<BundlerEndpoint>): B
     if (client === undefined) {
       return Effect.fail(new BundlerUnavailable({ chainId, method, cause: "no bundler configured for this chain" }))
     }
+    let code = "unavailable"
     return Effect.tryPromise({
       try: () => run(client),
       catch: (error) => {
         const rejected = error instanceof BaseError ? error.walk((e) => e instanceof RpcRequestError) : null
         if (rejected instanceof RpcRequestError) {
+          code = String(rejected.code)
           const details = rejected.details === "" ? rejected.shortMessage : rejected.details
           return bundlerRefusal({ chainId, method, code: rejected.code, message: details })
         }
         return new BundlerUnavailable({ chainId, method, cause: describe(error) })
       }
-    })
+    }).pipe(
+      Effect.tapError(() => count(bundlerErrors, { code, "rpc.method": method })),
+      Effect.withSpan(method, {
+        kind: "client",
+        attributes: { "rpc.system": "jsonrpc", "rpc.method": method, "walletgate.chain_id": chainId }
+      })
+    )
   }
   return Bundler.of({
     sendUserOperation: (chainId, op, entryPoint) =>

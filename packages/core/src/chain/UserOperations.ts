@@ -10,6 +10,7 @@ import {
   formatUserOperationRequest,
   type RpcUserOperation
 } from "viem/account-abstraction"
+import { count, gasSponsored, userOperations } from "../internal/telemetry"
 import { randomUuid, SecureRandom } from "../random/SecureRandom"
 import { AccountLocks } from "../state/AccountLocks"
 import type { StoreUnavailable } from "../state/errors"
@@ -343,13 +344,15 @@ export class UserOperations extends Context.Service<
                 yield* giveBack
                 return yield* sent.failure
               }
-              // No answer: it may have been accepted. It stands as submitted; reading its status re-sends it.
+              // No answer: it may have been accepted. It stands as submitted (counted so); reading its status re-sends it.
               yield* Effect.logWarning(
                 "walletgate: the bundler's answer is lost; the operation stands as submitted"
               ).pipe(
                 Effect.annotateLogs({ network: network.slug, userOpHash: prepared.hash, cause: sent.failure.cause })
               )
             }
+            yield* Effect.annotateCurrentSpan("walletgate.user_op_hash", prepared.hash)
+            yield* count(userOperations, { kind: record.kind, status: "submitted" })
             return record
           })
 
@@ -574,6 +577,13 @@ export class UserOperations extends Context.Service<
         const settle = (record: TxRecord, outcome: TxOutcome) =>
           Effect.gen(function* () {
             const settled = yield* log.settle(record.id, outcome)
+            // Counted by the read that settled it, once: a record settles once (TransactionLog.settle).
+            if (settled) {
+              yield* count(userOperations, { kind: record.kind, status: outcome.status })
+              if (outcome.status !== "dropped" && record.gasHold !== undefined) {
+                yield* count(gasSponsored, { "walletgate.app": record.owner }, Number(outcome.gasUsed))
+              }
+            }
             // Dropped: never included, so it cost nothing; only the read that settled it gives the gas back.
             if (settled && outcome.status === "dropped" && record.gasHold !== undefined) {
               yield* spend.release(record.gasHold)

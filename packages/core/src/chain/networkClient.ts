@@ -11,6 +11,7 @@ import {
   readContract,
   simulateBlocks
 } from "viem/actions"
+import { tracedPromise } from "../internal/telemetry"
 
 /**
  * The reads the gateway makes of a network's node: viem's public actions of these names, and no others (a bundle
@@ -34,6 +35,20 @@ export type NetworkReads = Pick<
 export type NetworkClient = Client<Transport, Chain, undefined, PublicRpcSchema, NetworkReads>
 
 /**
+ * `transport` with each JSON-RPC request in a client span (`rpc.method`) of the Effect that made it, when spans are
+ * exported; otherwise the request as it was.
+ */
+const tracedTransport =
+  (transport: Transport): Transport =>
+  (params) => {
+    const built = transport(params)
+    const request = built.request
+    const traced: typeof request = (args, options) =>
+      tracedPromise(args.method, { "rpc.system": "jsonrpc", "rpc.method": args.method }, () => request(args, options))
+    return { ...built, request: traced }
+  }
+
+/**
  * The client of a network's node on `transport`, polling for receipts and blocks every `pollingInterval` ms; it never
  * follows a contract's offchain lookup (EIP-3668), which would make the gateway fetch URLs a contract names.
  */
@@ -44,7 +59,7 @@ export const createNetworkClient = (options: {
 }): NetworkClient =>
   createClient<Transport, Chain, undefined, PublicRpcSchema>({
     chain: options.chain,
-    transport: options.transport,
+    transport: tracedTransport(options.transport),
     pollingInterval: options.pollingInterval,
     // No EIP-3668 CCIP read: a contract the gateway reads (a token a payout names) would otherwise make it fetch the
     // URLs the contract chooses, from inside the operator's network. The gateway resolves no ENS name.

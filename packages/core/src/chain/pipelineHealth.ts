@@ -1,7 +1,9 @@
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import * as Result from "effect/Result"
 import type { Address } from "viem"
 import { entryPoint07Abi } from "viem/account-abstraction"
+import { paymasterDeposit } from "../internal/telemetry"
 import { Bundler } from "./Bundler"
 import { HEALTH_DEADLINE_MS, type Network, rpc } from "./networks"
 import { canonicalSafe4337Contracts } from "./safeAccount"
@@ -63,6 +65,9 @@ export const pipelineHealth = (network: Network): Effect.Effect<PipelineHealth, 
       { concurrency: "unbounded" }
     )
     const reachable = Result.isSuccess(served)
+    if (deposit !== undefined && Result.isSuccess(deposit)) {
+      yield* Metric.update(Metric.withAttributes(paymasterDeposit, { network: network.slug }), deposit.success)
+    }
     return {
       network: network.slug,
       bundler: {

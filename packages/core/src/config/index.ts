@@ -23,3 +23,4 @@ export {
 } from "./networksEnv"
 export { type NetworkEntry, type NetworkSettings, NetworksFile, parseAmount } from "./networksFile"
 export { ConfigurationError } from "./read"
+export { telemetryFromEnv } from "./telemetry"

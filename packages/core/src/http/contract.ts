@@ -251,6 +251,8 @@ export interface Gateway {
   readonly bodyLimit: number
   /** Builds the gateway's layers now (they are otherwise built on first use); rejects on bad configuration. */
   readonly ready: () => Promise<void>
+  /** Sends the telemetry buffered so far (spans, metrics, logs) now; resolves at once when nothing exports. */
+  readonly flush: () => Promise<void>
   /** Releases everything the gateway's layers acquired (connections, timers). */
   readonly dispose: () => Promise<void>
 }

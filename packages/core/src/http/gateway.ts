@@ -1,4 +1,5 @@
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -6,9 +7,13 @@ import type * as Fiber from "effect/Fiber"
 import type * as Layer from "effect/Layer"
 import * as LogLevel from "effect/LogLevel"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
 import * as References from "effect/References"
 import * as Result from "effect/Result"
+import * as Tracer from "effect/Tracer"
 import type { Tagged } from "../internal/problem"
+import { requestDuration, Telemetry } from "../internal/telemetry"
 import {
   declaresBodyOver,
   type FetchOptions,
@@ -150,6 +155,19 @@ const withoutBody = (response: GatewayResponse): GatewayResponse => ({ ...respon
 const isKnown = <R>(outcome: Effect.Effect<Reply, Tagged, R>): outcome is Exit.Exit<Reply, Tagged> =>
   Exit.isExit(outcome)
 
+/** The methods of HTTP (RFC 9110 §9, RFC 5789): the only values of a metric's `http.request.method`. */
+const HTTP_METHODS: ReadonlySet<string> = new Set([
+  "GET",
+  "HEAD",
+  "POST",
+  "PUT",
+  "PATCH",
+  "DELETE",
+  "OPTIONS",
+  "TRACE",
+  "CONNECT"
+])
+
 /** Whether, and how, a gateway logs: decided once from the loggers and minimum level its layer provides. */
 interface Logging {
   /** Some logger is installed: requests are annotated with their id. */
@@ -157,6 +175,25 @@ interface Logging {
   /** The per-request line is at or above the minimum level. */
   readonly requests: boolean
 }
+
+/**
+ * What a gateway records of each request, decided once from its services: the duration histogram always (it is read
+ * as Prometheus text), a server span only when an exporting tracer is installed (the tracer is off otherwise).
+ */
+interface Recording {
+  readonly tracer: Tracer.Tracer | undefined
+  readonly clock: Clock.Clock
+  readonly telemetry: Telemetry["Service"] | undefined
+  /** The duration histogram of each route pattern, method and status, made once. */
+  readonly durations: Map<string, Metric.Histogram<number>>
+}
+
+const recordingOf = (services: Context.Context<never>): Recording => ({
+  tracer: Context.get(services, References.TracerEnabled) ? Context.get(services, Tracer.Tracer) : undefined,
+  clock: Context.get(services, Clock.Clock),
+  telemetry: Context.getOrUndefined(services, Telemetry),
+  durations: new Map()
+})
 
 const loggingOf = (services: Context.Context<never>): Logging => {
   const any = Context.get(services, References.CurrentLoggers).size > 0
@@ -247,16 +284,73 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
   interface Running {
     readonly services: Context.Context<R>
     readonly logging: Logging
+    readonly recording: Recording
     readonly runFork: <A, X>(effect: Effect.Effect<A, X, R>) => Fiber.Fiber<A, X>
   }
   let running: Running | undefined
 
+  /**
+   * Records the request's duration under its route's pattern (none for an unknown path), method and status. A method
+   * outside HTTP's own is `_OTHER` (OpenTelemetry's convention): a client's made-up methods must not grow the series.
+   */
+  const recordDuration = (run: Running, pattern: string | undefined, method: string, status: number, ms: number) => {
+    const known = HTTP_METHODS.has(method) ? method : "_OTHER"
+    const key = `${pattern ?? ""} ${known} ${status}`
+    let metric = run.recording.durations.get(key)
+    if (metric === undefined) {
+      metric = Metric.withAttributes(requestDuration, {
+        ...(pattern === undefined ? {} : { "http.route": pattern }),
+        "http.request.method": known,
+        "http.response.status_code": String(status)
+      })
+      run.recording.durations.set(key, metric)
+    }
+    metric.updateUnsafe(ms / 1000, run.services as Context.Context<never>)
+  }
+
+  /** The server span of a request (OpenTelemetry's HTTP server conventions); never a header, query or body. */
+  const serverSpan = (
+    tracer: Tracer.Tracer,
+    run: Running,
+    request: GatewayRequest,
+    pattern: string | undefined,
+    requestId: string
+  ) => {
+    const method = request.method.toUpperCase()
+    const span = tracer.span({
+      name: pattern === undefined ? method : `${method} ${pattern}`,
+      parent: Option.none(),
+      annotations: Context.empty(),
+      links: [],
+      startTime: run.recording.clock.currentTimeNanosUnsafe(),
+      kind: "server",
+      root: false,
+      sampled: true
+    })
+    span.attribute("http.request.method", method)
+    if (pattern !== undefined) span.attribute("http.route", pattern)
+    span.attribute("url.path", request.path)
+    span.attribute("walletgate.request_id", requestId)
+    return span
+  }
+
   const answer = (request: GatewayRequest, run: Running): Promise<GatewayResponse> => {
     const log = run.logging
-    const started = log.requests ? performance.now() : 0
+    const started = performance.now()
     const requestId = requestIdOf(request.headers["x-request-id"])
+    const method = request.method.toUpperCase()
+    let pattern: string | undefined
+    let span: Tracer.Span | undefined
     const done = (response: GatewayResponse) => {
       if (log.requests) logRequest(request, response.status, started, requestId)
+      recordDuration(run, pattern, method, response.status, performance.now() - started)
+      if (span !== undefined) {
+        span.attribute("http.response.status_code", response.status)
+        span.end(
+          run.recording.clock.currentTimeNanosUnsafe(),
+          response.status >= 500 ? Exit.fail(`HTTP ${response.status}`) : Exit.void
+        )
+      }
       return response
     }
     // Refused whatever the route: a body of that size would never be read, and waiting for it is what an attacker
@@ -264,7 +358,6 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
     if (declaresBodyOver(request.headers["content-length"], bodyLimit)) {
       return Promise.resolve(done(finish(tooLarge, requestId)))
     }
-    const method = request.method.toUpperCase()
     // HEAD is answered as the GET of the same path would be (RFC 9110 §9.3.2); `handle` drops the body.
     const match = route(method === "HEAD" ? "GET" : method, request.path)
     if (match._tag === "NotFound") return Promise.resolve(done(finish(notFound, requestId)))
@@ -272,6 +365,8 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
       return Promise.resolve(done(finish(problemAnswer(new MethodNotAllowed({ allow: match.allow })), requestId)))
     }
     const found = match.route
+    pattern = found.path
+    if (run.recording.tracer !== undefined) span = serverSpan(run.recording.tracer, run, request, pattern, requestId)
     const context: RouteContext = { request, params: match.params, requestId, clientIp: request.remoteAddress }
     const body = found.accepts.length === 0 ? NO_BODY : parseBody(found.accepts, request, bodyLimit)
     const { answerHeaders } = found
@@ -283,8 +378,10 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
     if (isKnown(outcome) && answerHeaders === undefined) {
       return Promise.resolve(done(outcomeAnswer(outcome, undefined, run, requestId)))
     }
+    const inSpan = <A, X>(effect: Effect.Effect<A, X, R>) =>
+      span === undefined ? effect : Effect.withParentSpan(effect, span)
     const annotated = <A, X>(effect: Effect.Effect<A, X, R>) =>
-      log.any ? Effect.annotateLogs(effect, { requestId }) : effect
+      inSpan(log.any ? Effect.annotateLogs(effect, { requestId }) : effect)
     /** The answer to the route's exit; whatever happens, an answer. */
     const answerOf = (exit: Exit.Exit<Reply, Tagged>, extra?: HeaderMap): GatewayResponse => {
       try {
@@ -314,6 +411,17 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
     )
   }
 
+  /**
+   * With `flushBeforeAnswerMs` (Lambda), the answer waits for the exporters' flush, at most that long: nothing is left
+   * to send once it is handed back.
+   */
+  const flushBeforeAnswer = (answered: Promise<GatewayResponse>, run: Running): Promise<GatewayResponse> => {
+    const telemetry = run.recording.telemetry
+    if (telemetry?.flushBeforeAnswerMs === undefined) return answered
+    const flush = Effect.timeoutOption(telemetry.flush, telemetry.flushBeforeAnswerMs)
+    return answered.then((response) => runtime.runPromise(flush).then(() => response))
+  }
+
   const handle = (request: GatewayRequest): Promise<GatewayResponse> => {
     const services = runtime.cachedContext
     // The layer is built on first use; a layer that fails to build answers 500 (and is tried again next time).
@@ -325,7 +433,12 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
     }
     if (running?.services !== services) {
       const runFork = Effect.runForkWith(services)
-      running = { services, logging: loggingOf(services), runFork: (effect) => runFork(effect) }
+      running = {
+        services,
+        logging: loggingOf(services),
+        recording: recordingOf(services),
+        runFork: (effect) => runFork(effect)
+      }
     }
     // A path outside the mount is not the gateway's: answered as any unknown path.
     const below = pathBelow(basePath, request.path)
@@ -334,7 +447,8 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
     const mounted = below === request.path ? request : { ...request, path: below }
     try {
       const answered = answer(mounted, running)
-      return request.method.toUpperCase() === "HEAD" ? answered.then(withoutBody) : answered
+      const flushed = flushBeforeAnswer(answered, running)
+      return request.method.toUpperCase() === "HEAD" ? flushed.then(withoutBody) : flushed
     } catch (defect) {
       // A bug before the route's effect started (its own failures are answered inside `answer`).
       return Promise.resolve(defectAnswer(Cause.die(defect)))
@@ -371,6 +485,12 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
     basePath,
     bodyLimit,
     ready: () => runtime.runPromise(Effect.void),
+    flush: () =>
+      runtime.runPromise(
+        Effect.flatMap(Effect.serviceOption(Telemetry), (telemetry) =>
+          Option.isSome(telemetry) ? telemetry.value.flush : Effect.void
+        )
+      ),
     dispose: () => runtime.dispose()
   }
 }

@@ -36,7 +36,7 @@ export class SerialisedJson {
 }
 
 /**
- * A body that is not JSON (the operator console's page, script and stylesheet): its text, sent as it is, with its
+ * A body that is not JSON (the operator console's page, script and stylesheet; Prometheus' text): its text, sent as it is, with its
  * media type as `content-type`.
  */
 export class ServedText {

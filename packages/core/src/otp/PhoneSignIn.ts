@@ -8,6 +8,7 @@ import { compactPhone, maskPhone, type PhoneE164, parsePhone } from "../auth/pho
 import { SigningKeys } from "../auth/SigningKeys"
 import { USER_TOKEN_AUDIENCE, USER_TOKEN_TYPE } from "../auth/tokens"
 import { currentMoment } from "../internal/logging"
+import { count, rateLimited, signInFailed, signInVerified, smsSent } from "../internal/telemetry"
 import { randomDigits, randomUuid, SecureRandom } from "../random/SecureRandom"
 import { clientGroupOf, UNKNOWN_CLIENT } from "../state/clientGroup"
 import type { StoreUnavailable } from "../state/errors"
@@ -126,7 +127,10 @@ export class PhoneSignIn extends Context.Service<
           },
           now
         )
-        if (issued._tag === "ResendTooSoon") return yield* rateLimited(issued.retryAfterMs)
+        if (issued._tag === "ResendTooSoon") {
+          yield* count(rateLimited, { limit: "otp_resend" })
+          return yield* refused(issued.retryAfterMs)
+        }
 
         const client = clientGroupOf(clientIp)
         if (client === UNKNOWN_CLIENT && !unknownClientWarned) {
@@ -139,24 +143,30 @@ export class PhoneSignIn extends Context.Service<
         if (!decision.allowed) {
           // The held code is dropped and the pending one stays usable: a refused send voids nothing.
           yield* store.withdraw(phone, codeHash)
+          // Named by the limit's kind, never its key (a key holds the phone or the address).
+          for (const key of decision.refused) yield* count(rateLimited, { limit: limitName(key) })
           if (now >= ceilingWarnedUntil && decision.refused.includes(CEILING_KEY)) {
             ceilingWarnedUntil = now + decision.retryAfterMs
             yield* Effect.logWarning("walletgate: the hourly sign-in send ceiling is reached; sends are refused").pipe(
               Effect.annotateLogs({ globalSendsPerHour: policy.globalSendsPerHour })
             )
           }
-          return yield* rateLimited(decision.retryAfterMs)
+          return yield* refused(decision.retryAfterMs)
         }
         if (issued._tag === "Held") yield* store.activate(phone, codeHash)
 
         if (test === undefined) {
           const text = policy.message(code, Math.ceil(policy.codeTtlSeconds / 60))
           // A failed SMS leaves no usable code and no resend wait behind.
+          const provider = sms.provider ?? "custom"
           yield* sms.send(phone, text).pipe(
             Effect.timeoutOrElse({
               duration: Duration.seconds(policy.smsTimeoutSeconds),
               orElse: () => Effect.fail(new SmsDeliveryFailed({ cause: "the SMS sender did not answer in time" }))
             }),
+            Effect.tap(() => count(smsSent, { outcome: "sent", provider })),
+            Effect.tapError(() => count(smsSent, { outcome: "failed", provider })),
+            Effect.withSpan("sms.send", { kind: "client", attributes: { "walletgate.sms.provider": provider } }),
             Effect.tapError((error) =>
               Effect.logWarning("walletgate: SMS delivery failed").pipe(
                 Effect.annotateLogs({ phone: maskPhone(phone), cause: error.cause }),
@@ -175,7 +185,10 @@ export class PhoneSignIn extends Context.Service<
         const phone = testPhoneOf(input)?.phone ?? (yield* parsePhone(input, policy.regions))
         const { now, logsInfo } = yield* currentMoment
         const outcome = yield* store.consume(phone, hashCode(phone, code), now, policy.maxAttempts)
-        if (outcome === "Rejected") return yield* new OtpInvalid()
+        if (outcome === "Rejected") {
+          yield* count(signInFailed, {})
+          return yield* new OtpInvalid()
+        }
         const id = UserId.make(yield* withRandom(randomUuid))
         const user = yield* users.findOrCreate({ id, phone, createdAt: now })
         const { token, expiresAt } = yield* keys.sign({
@@ -185,6 +198,7 @@ export class PhoneSignIn extends Context.Service<
           ttlSeconds: policy.sessionTtlSeconds,
           extra: { phone_number: user.phone }
         })
+        yield* count(signInVerified, {})
         if (logsInfo) {
           yield* Effect.logInfo("walletgate: phone verified").pipe(Effect.annotateLogs({ phone: maskPhone(phone) }))
         }
@@ -196,4 +210,7 @@ export class PhoneSignIn extends Context.Service<
   )
 }
 
-const rateLimited = (retryAfterMs: number) => Effect.fail(rateLimitedAfter(retryAfterMs))
+const refused = (retryAfterMs: number) => Effect.fail(rateLimitedAfter(retryAfterMs))
+
+/** The kind of a sign-in limit's key, as metrics name it: `otp_send_ip`, `otp_send_phone`, `otp_send_prefix`, `otp_send_all`. */
+const limitName = (key: string): string => key.split(":").slice(0, 3).join("_")

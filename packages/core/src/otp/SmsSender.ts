@@ -11,6 +11,8 @@ export class SmsSender extends Context.Service<
   {
     /** Sends `body` to `to`; succeeds once the provider has accepted the message. */
     readonly send: (to: PhoneE164, body: string) => Effect.Effect<void, SmsDeliveryFailed>
+    /** The provider's name in metrics (`walletgate.sms.sent`'s `provider`); default `custom`. */
+    readonly provider?: string
   }
 >()("@walletgate/core/SmsSender") {
   /**
@@ -23,6 +25,7 @@ export class SmsSender extends Context.Service<
     Layer.succeed(
       SmsSender,
       SmsSender.of({
+        provider: "console",
         send: (to, body) => Effect.sync(() => write(`[walletgate sms outbox] to ${maskPhone(to)}: ${body}`))
       })
     )
@@ -36,6 +39,7 @@ export class SmsSender extends Context.Service<
     Layer.succeed(
       SmsSender,
       SmsSender.of({
+        provider: "twilio",
         send: (to, body) => {
           const form = new URLSearchParams({ To: to, Body: body })
           if (config.from.startsWith("MG")) form.set("MessagingServiceSid", config.from)
@@ -66,6 +70,7 @@ export class SmsSender extends Context.Service<
     Layer.succeed(
       SmsSender,
       SmsSender.of({
+        provider: "webhook",
         send: (to, body) => {
           const payload = JSON.stringify({ to, body })
           const headers: Record<string, string> = { "content-type": "application/json" }

@@ -409,6 +409,7 @@ export class Payouts extends Context.Service<
               ChainUnavailable: (error) => planTurnTaken(network, safe, nonce, error)
             })
           )
+        yield* Effect.annotateCurrentSpan("walletgate.payout_id", record.id)
         yield* Effect.logInfo("walletgate: payout submitted").pipe(
           Effect.annotateLogs({ network: network.slug, account: record.account, userOpHash: record.userOpHash })
         )

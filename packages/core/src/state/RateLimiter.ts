@@ -2,6 +2,7 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { count, rateLimited } from "../internal/telemetry"
 import { type RateLimited, rateLimitedAfter, type StoreUnavailable } from "./errors"
 import { makeFixedWindows } from "./fixedWindows"
 
@@ -98,5 +99,9 @@ export const admit = Effect.fnUntraced(function* (
   limits: readonly [RateLimit, ...Array<RateLimit>]
 ): Effect.fn.Return<void, RateLimited | StoreUnavailable> {
   const decision = yield* limiter.consume(limits, yield* Clock.currentTimeMillis)
-  if (!decision.allowed) return yield* rateLimitedAfter(decision.retryAfterMs)
+  if (!decision.allowed) {
+    // Counted by the key's first part (`token`, `resolver`): the rest names a client or a caller.
+    for (const key of decision.refused) yield* count(rateLimited, { limit: key.split(":")[0] ?? key })
+    return yield* rateLimitedAfter(decision.retryAfterMs)
+  }
 })

@@ -22,6 +22,7 @@ export class SmsOutbox {
   readonly layer: Layer.Layer<SmsSender> = Layer.succeed(
     SmsSender,
     SmsSender.of({
+      provider: "outbox",
       send: (to, body) =>
         Effect.suspend(() => {
           if (this.#failures > 0) {

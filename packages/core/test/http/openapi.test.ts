@@ -96,6 +96,7 @@ describe("GET /openapi.json of the standard gateway", () => {
     const routes = [
       ...standardModules().flatMap((module) => module.routes),
       { method: "GET", path: "/v1/health" },
+      { method: "GET", path: "/v1/operator/metrics" },
       { method: "GET", path: "/openapi.json" }
     ]
     expect(routes.length).toBeGreaterThan(10)
@@ -250,7 +251,8 @@ describe("GET /openapi.json of a gateway of phone sign-in alone", () => {
         "/functions/v1/signInWithOTP",
         "/functions/v1/verifyOTP",
         "/openapi.json",
-        "/v1/health"
+        "/v1/health",
+        "/v1/operator/metrics"
       ])
       expect((document.components as Json).securitySchemes).toEqual({})
       const result = await validate(structuredClone(document) as never)

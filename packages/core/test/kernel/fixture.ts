@@ -21,6 +21,7 @@ import {
 } from "@walletgate/core/chain"
 import type { KernelTxOptions } from "@walletgate/core/kernel"
 import { type ApiKeyRecord, type AutomationAccount, automationSafe, type PayoutPlan } from "@walletgate/core/payout"
+import type { Telemetry } from "@walletgate/core/telemetry"
 import { RedisStores } from "@walletgate/redis"
 import type { Logger } from "effect"
 import { Layer } from "effect"
@@ -129,6 +130,8 @@ export const startKernelFixture = async (
     readonly ownDevnet?: boolean
     /** An ERC-7677 paymaster service that sponsors both networks instead of the devnet paymaster's signer. */
     readonly paymasterService?: PaymasterServiceConfig
+    /** Where the gateway exports its telemetry (`otlpTelemetry`). */
+    readonly telemetry?: Layer.Layer<Telemetry>
     /** The Redis profile: every state port on this Redis, the apps registered there. */
     readonly redis?: { readonly url: string; readonly keyPrefix: string }
   } = {}
@@ -206,7 +209,8 @@ export const startKernelFixture = async (
     ),
     ...(process.env.KERNEL_DEBUG === undefined ? { loggers: extra.loggers ?? [] } : {}),
     ...(extra.operatorToken === undefined ? {} : { operatorToken: extra.operatorToken }),
-    ...(extra.kernel === undefined ? {} : { kernel: extra.kernel })
+    ...(extra.kernel === undefined ? {} : { kernel: extra.kernel }),
+    ...(extra.telemetry === undefined ? {} : { telemetry: extra.telemetry })
   })
 
   const call = jsonCaller(gateway)

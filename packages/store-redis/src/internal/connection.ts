@@ -171,7 +171,12 @@ export const connect = (settings: ConnectSettings): Effect.Effect<Connection, ne
             Effect.annotateLogs({ operation, reason: why }),
             Effect.andThen(Effect.fail(new StoreUnavailable({ operation })))
           )
-        )
+        ),
+        // Named by the store's operation, never by a key (keys hold phones, client ids and hashes).
+        Effect.withSpan(operation, {
+          kind: "client",
+          attributes: { "db.system": "redis", "db.system.name": "redis", "db.operation.name": operation }
+        })
       )
 
     return {
