@@ -5,14 +5,12 @@
 // and neither token is in Prometheus' log.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { embeddedPorts, type Gateway, makeGateway } from "@walletgate/core"
-import { walletgate } from "@walletgate/express"
-import express from "express"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freePort } from "../../src/devnet/anvil"
+import { type Served, serveOverHttp } from "../serveHttp"
 
 const OPERATOR_TOKEN = "operator-token-prometheus-0123456789abcdef"
 const WRONG_TOKEN = "operator-token-prometheus-0123456789abcdee"
@@ -35,22 +33,6 @@ const eventually = async <A>(what: string, probe: () => Promise<A | undefined>, 
   throw new Error(`Prometheus: ${what} not within ${DEADLINE_MS} ms; its log:\n${log()}`)
 }
 
-/** Serves `gateway` behind the Express adapter on 127.0.0.1 and a free port. */
-const serve = async (gateway: Gateway) => {
-  const app = express()
-  app.use(walletgate(gateway))
-  const server = app.listen(0, "127.0.0.1")
-  await new Promise<void>((resolve) => server.once("listening", () => resolve()))
-  return {
-    address: `127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve())
-        server.closeAllConnections()
-      })
-  }
-}
-
 interface Target {
   readonly labels: { readonly job: string }
   readonly health: string
@@ -59,7 +41,7 @@ interface Target {
 
 describe("a real Prometheus scraping /v1/operator/metrics", () => {
   let gateway: Gateway
-  let served: Awaited<ReturnType<typeof serve>>
+  let served: Served
   let dir: string
   let prometheus: ChildProcess
   let log = ""
@@ -81,7 +63,8 @@ describe("a real Prometheus scraping /v1/operator/metrics", () => {
 
   beforeAll(async () => {
     gateway = makeGateway({ ports: embeddedPorts(), loggers: [], operatorToken: OPERATOR_TOKEN })
-    served = await serve(gateway)
+    served = await serveOverHttp(gateway)
+    const target = new URL(served.base).host
     dir = mkdtempSync(join(tmpdir(), "walletgate-prometheus-"))
     writeFileSync(join(dir, "token"), OPERATOR_TOKEN, { mode: 0o600 })
     writeFileSync(join(dir, "wrong-token"), WRONG_TOKEN, { mode: 0o600 })
@@ -92,7 +75,7 @@ describe("a real Prometheus scraping /v1/operator/metrics", () => {
         "    authorization:",
         `      credentials_file: ${join(dir, credentials)}`,
         "    static_configs:",
-        `      - targets: ["${served.address}"]`
+        `      - targets: ["${target}"]`
       ].join("\n")
     writeFileSync(
       join(dir, "prometheus.yml"),
@@ -149,7 +132,7 @@ describe("a real Prometheus scraping /v1/operator/metrics", () => {
     timeout: 60_000
   }, async () => {
     // A sign-in sends one SMS (the console sender), so the counter has a sample.
-    const signIn = await fetch(`http://${served.address}/functions/v1/signInWithOTP`, {
+    const signIn = await fetch(`${served.base}/functions/v1/signInWithOTP`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ phone: "+12125551234" })
@@ -193,7 +176,7 @@ describe("a real Prometheus scraping /v1/operator/metrics", () => {
 
     // What the scrape read, linted by promtool (format and naming conventions): it finds nothing to say.
     const text = await (
-      await fetch(`http://${served.address}/v1/operator/metrics`, {
+      await fetch(`${served.base}/v1/operator/metrics`, {
         headers: { authorization: `Bearer ${OPERATOR_TOKEN}` }
       })
     ).text()
