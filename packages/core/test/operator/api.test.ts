@@ -1,16 +1,14 @@
 // The operator API over real HTTP: a gateway behind the Express adapter on 127.0.0.1, every route's happy path and
 // audit entry, and what an attacker tries (no token, a wrong one, a user's or an app's token, a token one character
 // off, a burst, unknown fields, prototype names as ids); no secret in any later answer, the audit log or the log.
-import type { AddressInfo } from "node:net"
 import { embeddedPorts, type Gateway, makeGateway, type NetworkConfig, TransactionLog } from "@walletgate/core"
 import type { TxRecord } from "@walletgate/core/state"
-import { walletgate } from "@walletgate/express"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as References from "effect/References"
-import express from "express"
 import { afterEach, describe, expect, it } from "vitest"
+import { serveOverHttp } from "../serveHttp"
 
 const TOKEN = "op-token-0123456789abcdef0123456789abcdef"
 const SECOND = "second-token-fedcba9876543210fedcba987654"
@@ -87,21 +85,10 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((close) => close()))
 })
 
-/** Serves `gateway` behind the Express adapter on 127.0.0.1 and a free port. */
+/** Serves `gateway` over HTTP ({@link serveOverHttp}), stopped after each test; calls it with the operator token. */
 const serve = async (gateway: Gateway) => {
-  const app = express()
-  app.use(walletgate(gateway))
-  const server = app.listen(0, "127.0.0.1")
-  await new Promise<void>((resolve) => server.once("listening", () => resolve()))
-  servers.push(
-    () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve())
-        server.closeAllConnections()
-      })
-  )
-  const { port } = server.address() as AddressInfo
-  const base = `http://127.0.0.1:${port}`
+  const { base, close } = await serveOverHttp(gateway)
+  servers.push(close)
   return async (
     method: string,
     path: string,

@@ -5,15 +5,13 @@
 // app name as text, creates an app (its secret shown once, then gone), revokes an API key (which the gateway then
 // refuses), and saves a screenshot under test-artifacts/.
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
-import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { walletgate } from "@walletgate/express"
-import express from "express"
 import { type BrowserContext, chromium } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshAddress, startKernelFixture } from "../kernel/fixture"
+import { serveOverHttp } from "../serveHttp"
 
 const TOKEN = "op-console-token-0123456789abcdef0123456789"
 const HOSTILE = "<img src=x onerror=alert(1)>"
@@ -33,16 +31,9 @@ describe("the operator console in Chromium (anvil + alto)", { tags: ["devnet"] }
 
   beforeAll(async () => {
     f = await startKernelFixture({ operatorToken: TOKEN, automation: () => [{ accountKey: "console" }] })
-    const app = express()
-    app.use("/wallet", walletgate(f.gateway))
-    const server = app.listen(0, "127.0.0.1")
-    await new Promise<void>((resolve) => server.once("listening", () => resolve()))
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-    closeServer = () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve())
-        server.closeAllConnections()
-      })
+    const served = await serveOverHttp(f.gateway, "/wallet")
+    base = served.base
+    closeServer = served.close
     profile = mkdtempSync(join(tmpdir(), "walletgate-chromium-"))
     browser = await chromium.launchPersistentContext(profile, {
       executablePath: "/usr/bin/chromium",
