@@ -7,10 +7,11 @@
  * Run by the core's build (`npm run build`); `node packages/core/scripts/console-assets.ts --check` exits 1 when the
  * committed file differs from what the sources give. Writes only when the content changed.
  */
-import { readFileSync, writeFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { transformSync } from "esbuild"
+import { writeGenerated } from "./generated.ts"
 
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), "..")
 const sourceDir = join(packageDir, "console")
@@ -40,20 +41,6 @@ export const consoleAssetsSource = (): string => {
   ].join("\n")
 }
 
-const main = () => {
-  const source = consoleAssetsSource()
-  let current = ""
-  try {
-    current = readFileSync(outputFile, "utf8")
-  } catch {
-    current = ""
-  }
-  if (current === source) return
-  if (process.argv.includes("--check")) {
-    console.error(`${outputFile} is stale: run node packages/core/scripts/console-assets.ts`)
-    process.exit(1)
-  }
-  writeFileSync(outputFile, source)
-}
+const main = () => writeGenerated(outputFile, consoleAssetsSource(), "packages/core/scripts/console-assets.ts")
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) main()

@@ -8,10 +8,10 @@
  * Run by the core's build (`npm run build`); `node packages/core/scripts/phone-metadata.ts --check` exits 1
  * when the committed file differs from what the installed package gives. Writes only when the content changed.
  */
-import { readFileSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { writeGenerated } from "./generated.ts"
 
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), "..")
 const outputFile = join(packageDir, "src", "auth", "phoneMetadata.generated.ts")
@@ -53,20 +53,6 @@ export const phoneMetadataSource = (): string => {
   ].join("\n")
 }
 
-const main = () => {
-  const source = phoneMetadataSource()
-  let current = ""
-  try {
-    current = readFileSync(outputFile, "utf8")
-  } catch {
-    current = ""
-  }
-  if (current === source) return
-  if (process.argv.includes("--check")) {
-    console.error(`${outputFile} is stale: run node packages/core/scripts/phone-metadata.ts`)
-    process.exit(1)
-  }
-  writeFileSync(outputFile, source)
-}
+const main = () => writeGenerated(outputFile, phoneMetadataSource(), "packages/core/scripts/phone-metadata.ts")
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) main()
