@@ -67,7 +67,7 @@ describe("large payouts in several operations (anvil + alto)", () => {
     const first = answers.find((answer) => answer.headers.get("idempotent-replayed") !== "true") ?? answers[0]
     const operations = first?.body.operations as ReadonlyArray<Operation>
     expect(operations.length).toBeGreaterThan(1)
-    expect(operations.map((operation) => [operation.from, operation.to]).flat()).toEqual(
+    expect(operations.flatMap((operation) => [operation.from, operation.to])).toEqual(
       operations.flatMap((operation, index) => [index === 0 ? 0 : operations[index - 1]?.to, operation.to])
     )
     expect(operations.at(-1)?.to).toBe(1_000)

@@ -57,7 +57,10 @@ describe("splitPayout", () => {
   })
 
   it("splits the playground's 255 native transfers under its 5,000,000 ceiling, and 5,000 token transfers within the parts' bound", () => {
-    const split = splitPayout(Array.from({ length: 255 }, () => "native"), 5_000_000)
+    const split = splitPayout(
+      Array.from({ length: 255 }, () => "native"),
+      5_000_000
+    )
     expect(split).toEqual({
       _tag: "Parts",
       parts: [
@@ -66,7 +69,10 @@ describe("splitPayout", () => {
         { from: 174, to: 255 }
       ]
     })
-    const tokens = splitPayout(Array.from({ length: 5_000 }, () => "token"), 5_000_000)
+    const tokens = splitPayout(
+      Array.from({ length: 5_000 }, () => "token"),
+      5_000_000
+    )
     expect(tokens._tag).toBe("Parts")
   })
 
@@ -75,7 +81,12 @@ describe("splitPayout", () => {
   })
 
   it("refuses more operations than a request sends", () => {
-    expect(splitPayout(Array.from({ length: 5_000 }, () => "token"), 1_000_000)._tag).toBe("TooManyParts")
+    expect(
+      splitPayout(
+        Array.from({ length: 5_000 }, () => "token"),
+        1_000_000
+      )._tag
+    ).toBe("TooManyParts")
   })
 })
 
