@@ -35,6 +35,7 @@ export const NATIVE_DECIMALS = 18
 
 // An address without code answers every call with empty data, which would read as a node fault (503): it is the
 // caller's mistake, so it is looked for first and refused before anything is sent.
+/** Fails `AssetNotAToken` unless the asset has contract code. */
 export const hasCode = (network: Network, asset: Address) =>
   rpc(network, "getCode", () => network.publicClient.getCode({ address: asset })).pipe(
     Effect.flatMap((code) =>
@@ -55,6 +56,7 @@ export const balanceOfChecked = (network: Network, account: Address, asset: Addr
         })
       )
 
+/** The balance of `account` in the asset, its code checked first (an ERC-20). */
 export const balanceOf = (network: Network, account: Address, asset: Address) =>
   asset === NATIVE_ASSET
     ? balanceOfChecked(network, account, asset)
@@ -90,6 +92,7 @@ export const decimalsOfChecked = (
         })
       )
 
+/** The transfers of a plan payout: the available balance less the reserve, by shares (floored), and the remainder. */
 export const planTransfers = Effect.fnUntraced(function* (network: Network, account: Address, plan: PayoutPlan) {
   const asset = getAddress(plan.asset)
   const balance = yield* balanceOf(network, account, asset)
@@ -120,6 +123,7 @@ export const planTransfers = Effect.fnUntraced(function* (network: Network, acco
   }
 })
 
+/** The transfers of an explicit payout, in base units, each asset checked and every total within the balance. */
 export const explicitTransfers = Effect.fnUntraced(function* (
   network: Network,
   account: Address,
