@@ -96,6 +96,11 @@ export interface SubmitOptions<E = never, R = never> {
    * most one of them can ever execute.
    */
   readonly nonce?: OperationNonce
+  /**
+   * The record's id instead of a random one (a payout's part, found again by it): the caller makes sure that no other
+   * submission uses it at the same time.
+   */
+  readonly recordId?: string
 }
 
 /** Settings of {@link UserOperations.layer}. */
@@ -369,8 +374,21 @@ export class UserOperations extends Context.Service<
             const { state, executionGas } = yield* inspect(network, account, intent.calls)
             // Before any estimate: an operation too large to estimate (a bundler may fail on it) is refused here.
             if (submission.checkExecutionGas !== undefined) yield* submission.checkExecutionGas(executionGas)
+            const fixedId =
+              submission.recordId === undefined
+                ? undefined
+                : { id: submission.recordId, nonce: submission.nonce ?? { key: randomNonceKey(), sequence: 0n } }
             if (state.deployed)
-              return yield* send(network, identity, account, state, intent, submission.approveGas, submission.nonce)
+              return yield* send(
+                network,
+                identity,
+                account,
+                state,
+                intent,
+                submission.approveGas,
+                submission.nonce,
+                fixedId
+              )
             // An undeployed Safe: its deploying operation must go alone (another one carrying the same initCode is
             // refused with AA10). The deploy lock is held only inside this request, at most `deployWaitMs`.
             const lock = yield* locks.acquire(`deploy:${network.chainId}:${account.address}`, deployWaitMs + 10_000)
@@ -385,10 +403,11 @@ export class UserOperations extends Context.Service<
                   { ...state, deployed },
                   intent,
                   submission.approveGas,
-                  submission.nonce
+                  submission.nonce,
+                  fixedId
                 )
               }
-              const recordAs: RecordSlot = {
+              const recordAs: RecordSlot = fixedId ?? {
                 id: yield* newRecordId,
                 nonce: submission.nonce ?? { key: randomNonceKey(), sequence: 0n }
               }

@@ -1,20 +1,9 @@
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import {
-  type Address,
-  BaseError,
-  ContractFunctionRevertedError,
-  ContractFunctionZeroDataError,
-  encodeFunctionData,
-  erc20Abi,
-  formatUnits,
-  getAddress,
-  getContractError,
-  type Hex
-} from "viem"
+import { getAddress } from "viem"
 import { Forbidden } from "../auth/errors"
-import type { BundlerError } from "../chain/Bundler"
 import {
   type AccountDeploying,
   type BundlerRefusedSetup,
@@ -26,84 +15,40 @@ import {
   type GasPriceAboveCap,
   type UnsupportedChain
 } from "../chain/errors"
-import { automationIdentity } from "../chain/identity"
+import { type AccountIdentity, automationIdentity } from "../chain/identity"
 import { KeyVault } from "../chain/KeyVault"
-import { type Network, Networks, rpc } from "../chain/networks"
+import { type Network, Networks } from "../chain/networks"
 import type { PaymasterServiceError } from "../chain/paymasterService"
-import { SpendPolicy } from "../chain/SpendPolicy"
-import type { SafeAccount, SafeCall } from "../chain/safeAccount"
-import { readNonceSequence } from "../chain/safeOperation"
-import { type OperationNonce, type OperationStatus, UserOperations } from "../chain/UserOperations"
+import { type GasPayer, SpendPolicy } from "../chain/SpendPolicy"
+import type { SafeAccount } from "../chain/safeAccount"
+import { UserOperations } from "../chain/UserOperations"
 import { InvalidRequest } from "../http/errors"
+import { OutcomeUnknown } from "../http/idempotency"
+import { randomUuid, SecureRandom } from "../random/SecureRandom"
+import { AccountLocks } from "../state/AccountLocks"
 import type { StoreUnavailable } from "../state/errors"
 import type { IdempotencyInFlight } from "../state/IdempotencyStore"
 import { TransactionLog, type TxRecord } from "../state/TransactionLog"
 import type { ApiKeyRecord } from "./ApiKeys"
-import { AutomationAccounts, automationSafe, NATIVE_ASSET, type PayoutPlan } from "./accounts"
+import { AutomationAccounts, automationSafe, NATIVE_ASSET } from "./accounts"
 import {
   AccountNotFound,
-  AmountPrecision,
-  AssetDecimalsUnknown,
-  AssetNotAToken,
-  InsufficientBalance,
+  type AmountPrecision,
+  type AssetDecimalsUnknown,
+  type AssetNotAToken,
+  type InsufficientBalance,
   NoPayoutPlan,
-  NothingToDisperse,
+  type NothingToDisperse,
   PayoutNotFound,
-  PlanPayoutTaken,
+  type PlanPayoutTaken,
   UnknownNetwork
 } from "./errors"
-import {
-  type AssetAmount,
-  automateStatuses,
-  type DisperseRequest,
-  MAX_DECIMALS,
-  MAX_TRANSFERS,
-  type PayoutResponse,
-  type Transfer
-} from "./schemas"
-
-/**
- * The EntryPoint nonce key of every plan payout (`{}`) of an account: the top 192 bits of
- * `keccak256("walletgate/plan-payout/v1")` (written out, so that importing this module hashes nothing; a test derives
- * it). Plan payouts of one account read the next sequence on it before the balance, so those sent at the same time
- * share one nonce and the EntryPoint executes at most one of them (docs/decisions.md).
- */
-export const PLAN_PAYOUT_NONCE_KEY: bigint = 0xb5a87ec376379299be4754586d2fa89fb553b20bebae8bf1n
-
-/** The payout view of a transaction record, with where it stands when that was read (`status`). */
-export const payoutView = (record: TxRecord, status?: OperationStatus): PayoutResponse => {
-  const txHash = status?.txHash ?? record.txHash
-  const blockNumber = status?.blockNumber ?? record.blockNumber
-  const now = status?.status ?? record.status
-  return {
-    id: record.id,
-    network: record.network,
-    account: record.account,
-    transfers: (record.details.transfers as ReadonlyArray<Transfer>).map(inTokens),
-    totals: (record.details.totals as ReadonlyArray<AssetAmount>).map(inTokens),
-    remainder: (record.details.remainder as ReadonlyArray<AssetAmount>).map(inTokens),
-    userOpHash: record.userOpHash ?? "",
-    hash: record.userOpHash ?? "",
-    status: now,
-    meta: { status: automateStatuses[now] },
-    ...(txHash === undefined ? {} : { txHash }),
-    ...(blockNumber === undefined ? {} : { blockNumber }),
-    ...(record.gasUsed === undefined ? {} : { gasUsed: record.gasUsed })
-  }
-}
-
-/**
- * An amount of the record (base units, and the asset's decimals where known) with its token amount beside; none for
- * decimals over {@link MAX_DECIMALS} (never recorded since they are refused, but formatting them would take time
- * that grows with them).
- */
-const inTokens = <A extends { readonly amount: string; readonly decimals?: number }>(part: A): A =>
-  part.decimals === undefined || part.decimals > MAX_DECIMALS
-    ? part
-    : { ...part, tokenAmount: formatUnits(BigInt(part.amount), part.decimals) }
-
-/** The decimals of the native coin of every network walletgate serves (ETH, MATIC, …). */
-export const NATIVE_DECIMALS = 18
+import { isManifest, type PartError, type PartServices, partsNow, payoutOfPart, sendParts } from "./parts"
+import { explicitTransfers, planNonce, planTransfers, planTurnTaken } from "./planning"
+import type { DisperseRequest, PayoutResponse } from "./schemas"
+import { MAX_PARTS, type PartRange, splitPayout } from "./split"
+import { checkExplicit, disperseCalls, showAmount, showTransfer, totalsOf } from "./transfers"
+import { payoutView, splitPayoutView } from "./views"
 
 type PayoutError =
   | UnknownNetwork
@@ -129,10 +74,12 @@ type PayoutError =
   | ChainUnavailable
   | StoreUnavailable
   | IdempotencyInFlight
+  | OutcomeUnknown
 
 /**
- * Automation payouts (SPEC §4.4): pay an automation account's funds out to its recipients in one sponsored user
- * operation from the account's Safe (native and ERC-20 transfers batched), within the API key's gas budget.
+ * Automation payouts (SPEC §4.4): pay an automation account's funds out to its recipients in sponsored user operations
+ * from the account's Safe (native and ERC-20 transfers batched), within the API key's gas budget: one operation, or,
+ * for a payout larger than one operation may be, several, each executed at most once.
  */
 export class Payouts extends Context.Service<
   Payouts,
@@ -171,8 +118,8 @@ export class Payouts extends Context.Service<
     >
     /**
      * The answer a retry with the payout's Idempotency-Key gets: the record's payout, its signed operation re-sent as
-     * it was (same hash) when the bundler does not know it (a crash between recording and sending); `undefined` when
-     * there is no record (nothing was sent).
+     * it was (same hash) when the bundler does not know it (a crash between recording and sending); for a split payout,
+     * its parts not recorded yet sent first (never one twice); `undefined` when there is no record (nothing was sent).
      */
     readonly recover: (id: string) => Effect.Effect<PayoutResponse | undefined, ChainUnavailable | StoreUnavailable>
   }
@@ -187,6 +134,9 @@ export class Payouts extends Context.Service<
       const operations = yield* UserOperations
       const spend = yield* SpendPolicy
       const log = yield* TransactionLog
+      const locks = yield* AccountLocks
+      const newPayoutId = Effect.provideService(randomUuid, SecureRandom, yield* SecureRandom)
+      const parts: PartServices = { operations, log, locks, spend }
 
       /** The network, if the key covers it; a test key never acts on a live network. */
       const authoriseNetwork = Effect.fnUntraced(function* (key: ApiKeyRecord, slug: string) {
@@ -207,142 +157,6 @@ export class Payouts extends Context.Service<
           return yield* new Forbidden({ reason: "the key does not cover this account" })
         }
         return network
-      })
-
-      // An address without code answers every call with empty data, which would read as a node fault (503): it is the
-      // caller's mistake, so it is looked for first and refused before anything is sent.
-      const hasCode = (network: Network, asset: Address) =>
-        rpc(network, "getCode", () => network.publicClient.getCode({ address: asset })).pipe(
-          Effect.flatMap((code) =>
-            code === undefined || code === "0x" ? Effect.fail(new AssetNotAToken({ asset })) : Effect.void
-          )
-        )
-
-      /** The balance of `account`, the asset's code already checked. */
-      const balanceOfChecked = (network: Network, account: Address, asset: Address) =>
-        asset === NATIVE_ASSET
-          ? rpc(network, "getBalance", () => network.publicClient.getBalance({ address: account }))
-          : rpc(network, "balanceOf", () =>
-              network.publicClient.readContract({
-                address: asset,
-                abi: erc20Abi,
-                functionName: "balanceOf",
-                args: [account]
-              })
-            )
-
-      const balanceOf = (network: Network, account: Address, asset: Address) =>
-        asset === NATIVE_ASSET
-          ? balanceOfChecked(network, account, asset)
-          : hasCode(network, asset).pipe(Effect.andThen(balanceOfChecked(network, account, asset)))
-
-      /**
-       * The asset's decimals, its code already checked: 18 for the native coin, else its `decimals()`; undefined
-       * when the contract does not answer it (reverts, or answers nothing: an ERC-20 without the optional metadata).
-       * An answer that is not one word holding a `uint8` fails `AssetDecimalsUnknown` before anything is scaled or
-       * formatted: formatting grows with the decimals (viem's `formatUnits` is quadratic in them), and a contract
-       * chooses them.
-       */
-      const decimalsOfChecked = (
-        network: Network,
-        asset: Address
-      ): Effect.Effect<number | undefined, ChainUnavailable | AssetDecimalsUnknown> =>
-        asset === NATIVE_ASSET
-          ? Effect.succeed(NATIVE_DECIMALS)
-          : rpc(network, "decimals", () =>
-              network.publicClient
-                .request({ method: "eth_call", params: [{ to: asset, data: DECIMALS_CALL }, "latest"] })
-                .catch((error: unknown) => {
-                  if (contractRefused(getContractError(error as BaseError, decimalsCall))) return "0x" as const
-                  throw error
-                })
-            ).pipe(
-              Effect.flatMap((answer) => {
-                if (answer === "0x") return Effect.succeed(undefined)
-                const decimals = uint8Word(answer)
-                return decimals === undefined
-                  ? Effect.fail(new AssetDecimalsUnknown({ asset, answer: "not_uint8" }))
-                  : Effect.succeed(decimals)
-              })
-            )
-
-      const planNonce = (network: Network, account: Address, entryPoint: Address) =>
-        rpc(network, "getNonce", () =>
-          readNonceSequence(network.publicClient, entryPoint, account, PLAN_PAYOUT_NONCE_KEY)
-        ).pipe(Effect.map((sequence): OperationNonce => ({ key: PLAN_PAYOUT_NONCE_KEY, sequence })))
-
-      const planTransfers = Effect.fnUntraced(function* (network: Network, account: Address, plan: PayoutPlan) {
-        const asset = getAddress(plan.asset)
-        const balance = yield* balanceOf(network, account, asset)
-        const reserve = BigInt(plan.reserve)
-        const available = balance > reserve ? balance - reserve : 0n
-        const minimum = BigInt(plan.minimumPayout)
-        const decimals = yield* decimalsOfChecked(network, asset)
-        if (available === 0n || available < minimum) {
-          return yield* new NothingToDisperse({
-            asset,
-            available: String(available),
-            minimum: String(minimum),
-            ...(decimals === undefined ? {} : { decimals })
-          })
-        }
-        // Shares are floored; what flooring leaves stays in the account and is reported.
-        const transfers = plan.recipients
-          .map((recipient) => ({
-            asset,
-            recipient: getAddress(recipient.address),
-            amount: (available * BigInt(recipient.shareBps)) / 10_000n
-          }))
-          .filter((transfer) => transfer.amount > 0n)
-        const paid = transfers.reduce((sum, transfer) => sum + transfer.amount, 0n)
-        return {
-          transfers: transfers.map((transfer) => ({ ...transfer, decimals })),
-          remainder: [{ asset, amount: available - paid, decimals }]
-        }
-      })
-
-      const explicitTransfers = Effect.fnUntraced(function* (
-        network: Network,
-        account: Address,
-        request: DisperseRequest
-      ) {
-        const assets = (request.assets ?? []).map((asset) => getAddress(asset))
-        const amounts = request.amounts ?? []
-        const recipients = request.recipients ?? []
-        // Each asset's code and decimals, once per asset, before any amount is read: token amounts need them.
-        const decimals = new Map<Address, number | undefined>()
-        for (const asset of new Set(assets)) {
-          if (asset !== NATIVE_ASSET) yield* hasCode(network, asset)
-          decimals.set(asset, yield* decimalsOfChecked(network, asset))
-        }
-        const unit = request.unit ?? "token"
-        const precision: Array<{ path: string; decimals: number }> = []
-        const problems: Array<{ path: string; message: string }> = []
-        const transfers: Array<{ asset: Address; recipient: Address; amount: bigint; decimals: number | undefined }> =
-          []
-        for (const [index, asset] of assets.entries()) {
-          const known = decimals.get(asset)
-          if (unit === "token" && known === undefined) {
-            return yield* new AssetDecimalsUnknown({ asset, answer: "none" })
-          }
-          const scale = unit === "base" ? 0 : (known ?? 0)
-          const amount = toBaseUnits(amounts[index] ?? "0", scale)
-          const path = `/amounts/${index}`
-          if (amount === undefined) precision.push({ path, decimals: scale })
-          else if (amount === 0n) problems.push({ path, message: "Expected a positive amount" })
-          else if (amount > UINT256_MAX) problems.push({ path, message: "Expected at most 2^256 - 1 base units" })
-          else
-            transfers.push({ asset, recipient: getAddress(recipients[index] ?? NATIVE_ASSET), amount, decimals: known })
-        }
-        if (precision.length > 0) return yield* new AmountPrecision({ amounts: precision })
-        if (problems.length > 0) return yield* new InvalidRequest({ errors: problems })
-        for (const [asset, requested] of totalsOf(transfers)) {
-          const available = yield* balanceOfChecked(network, account, asset)
-          if (requested > available) {
-            return yield* new InsufficientBalance({ asset, requested: String(requested), available: String(available) })
-          }
-        }
-        return { transfers, remainder: [] as Array<{ asset: Address; amount: bigint; decimals: number | undefined }> }
       })
 
       const disperse = Effect.fn("Payouts.disperse")(function* (
@@ -376,6 +190,35 @@ export class Payouts extends Context.Service<
             ? yield* explicitTransfers(network, safe.address, request)
             : yield* planTransfers(network, safe.address, plan)
         const payer = { kind: "payout", apiKey: key.id } as const
+        // Plan payouts stay one operation: their turn is the plan nonce, which one operation takes.
+        const split =
+          plan === undefined
+            ? splitPayout(
+                planned.transfers.map((transfer) => (transfer.asset === NATIVE_ASSET ? "native" : "token")),
+                network.spend.payoutCeiling
+              )
+            : ({ _tag: "Parts", parts: [{ from: 0, to: planned.transfers.length }] } as const)
+        if (split._tag === "TooManyParts") {
+          return yield* new InvalidRequest({
+            errors: [
+              {
+                path: "/assets",
+                message: `Expected at most ${MAX_PARTS} operations within the network's payout ceiling; this payout needs ${split.parts} or more`
+              }
+            ]
+          })
+        }
+        if (split.parts.length > 1) {
+          return yield* disperseInParts({
+            network,
+            identity,
+            safe,
+            payer,
+            owner: account.address,
+            details: shownDetails(planned),
+            split: split.parts
+          })
+        }
         const record = yield* operations
           .submit({
             network,
@@ -385,13 +228,7 @@ export class Payouts extends Context.Service<
               calls: disperseCalls(planned.transfers),
               kind: "payout",
               owner: account.address,
-              details: {
-                transfers: planned.transfers.map(showTransfer),
-                totals: [...totalsOf(planned.transfers)].map(([asset, amount]) =>
-                  showAmount({ asset, amount, decimals: planned.transfers.find((t) => t.asset === asset)?.decimals })
-                ),
-                remainder: planned.remainder.map(showAmount)
-              }
+              details: shownDetails(planned)
             },
             // The spend policy before anything is sponsored or signed: a refused payout costs nothing.
             checkExecutionGas: (gas) => spend.checkCeiling(network, payer, gas),
@@ -417,29 +254,64 @@ export class Payouts extends Context.Service<
       })
 
       /**
-       * A plan payout that failed because another plan payout of the account took its nonce (included, or waiting in
-       * the bundler) is `PlanPayoutTaken`, whatever the failure looked like; anything else fails as itself, as
-       * `operationOutcomes` classified it (a bundler that did not answer as the chain's `ChainUnavailable`).
+       * A payout larger than one operation: its manifest saved before any part is signed, then its parts sent in
+       * order. Nothing signed (every part refused, or the first not sent): nothing stands, and the request fails as a
+       * payout of one operation would. Some part left unsent for a reason a retry can change: `outcome_unknown` with
+       * the payout's id, and a retry with the Idempotency-Key sends the rest.
        */
-      const planTurnTaken = (
-        network: Network,
-        safe: SafeAccount,
-        nonce: OperationNonce | undefined,
-        error: BundlerError | ChainUnavailable
-      ): Effect.Effect<
-        never,
-        PlanPayoutTaken | CallReverted | BundlerRejected | BundlerRefusedSetup | ChainUnavailable
-      > =>
-        Effect.gen(function* () {
-          if (nonce !== undefined) {
-            const now = yield* planNonce(network, safe.address, safe.contracts.entryPoint).pipe(Effect.option)
-            const moved = now._tag === "Some" && now.value.sequence > nonce.sequence
-            const waiting = error._tag === "BundlerRejected" && nonceTakenInMempool(error.message)
-            if (moved || waiting) return yield* new PlanPayoutTaken()
-          }
-          if (error._tag !== "BundlerUnavailable") return yield* error
-          return yield* new ChainUnavailable({ network: network.slug, cause: `bundler: ${error.cause}` })
-        })
+      const disperseInParts = Effect.fnUntraced(function* (input: {
+        readonly network: Network
+        readonly identity: AccountIdentity
+        readonly safe: SafeAccount
+        readonly payer: Extract<GasPayer, { readonly kind: "payout" }>
+        readonly owner: string
+        readonly details: Readonly<Record<string, unknown>>
+        readonly split: ReadonlyArray<PartRange>
+      }) {
+        const { network, identity, safe, payer } = input
+        const manifest: TxRecord = {
+          id: yield* newPayoutId,
+          kind: "payout",
+          owner: input.owner,
+          network: network.slug,
+          chainId: network.chainId,
+          account: safe.address,
+          status: "submitted",
+          createdAt: yield* Clock.currentTimeMillis,
+          details: { ...input.details, parts: input.split, apiKey: payer.apiKey }
+        }
+        yield* log.save(manifest)
+        const outcomes = yield* sendParts(parts, { manifest, network, identity, safe, payer })
+        const first = outcomes.find((outcome) => outcome._tag === "Recorded")?.record.userOpHash
+        const refused = outcomes.find((outcome) => outcome._tag !== "Recorded")
+        if (first === undefined) {
+          for (const outcome of outcomes) if (outcome._tag === "Failed") yield* log.discard(outcome.record.id)
+          yield* log.discard(manifest.id)
+          if (refused !== undefined) return yield* asPayoutError(network, refused.error)
+          return yield* Effect.die(new Error("a payout with no part signed and none refused"))
+        }
+        yield* Effect.annotateCurrentSpan("walletgate.payout_id", manifest.id)
+        yield* Effect.logInfo("walletgate: payout submitted in parts").pipe(
+          Effect.annotateLogs({ network: network.slug, account: manifest.account, parts: input.split.length })
+        )
+        if (outcomes.some((outcome) => outcome._tag === "Unsent")) {
+          return yield* new OutcomeUnknown({ id: manifest.id, txHash: first })
+        }
+        return splitPayoutView(manifest, yield* partsNow(parts, manifest, undefined))
+      })
+
+      /** A split payout's manifest as its answer: its parts not recorded yet sent first (`resume`), then read. */
+      const manifestAnswer = Effect.fnUntraced(function* (manifest: TxRecord, resume: boolean) {
+        const network = networks.resolve(manifest.network)
+        const account = network === undefined ? undefined : yield* accounts.find(network.slug, manifest.account)
+        if (resume && network !== undefined && account !== undefined) {
+          const identity = automationIdentity(account.accountKey)
+          const safe = automationSafe((yield* vault.owner(identity)).address, account)
+          const payer = { kind: "payout", apiKey: String(manifest.details.apiKey) } as const
+          yield* sendParts(parts, { manifest, network, identity, safe, payer })
+        }
+        return splitPayoutView(manifest, yield* partsNow(parts, manifest, network))
+      })
 
       const find = Effect.fn("Payouts.find")(function* (key: ApiKeyRecord, slug: string, address: string, id: string) {
         const network = yield* authorise(key, slug, address)
@@ -448,10 +320,12 @@ export class Payouts extends Context.Service<
           record === undefined ||
           record.kind !== "payout" ||
           record.network !== network.slug ||
-          record.account.toLowerCase() !== address.toLowerCase()
+          record.account.toLowerCase() !== address.toLowerCase() ||
+          payoutOfPart(record) !== undefined
         ) {
           return yield* new PayoutNotFound()
         }
+        if (isManifest(record)) return yield* manifestAnswer(record, false)
         const status = yield* operations.status(record, network)
         return payoutView(status.record, status)
       })
@@ -467,6 +341,13 @@ export class Payouts extends Context.Service<
             key.accounts.includes(candidate.account.toLowerCase())
         )
         if (record === undefined) return yield* new PayoutNotFound()
+        // An operation of a split payout answers the whole payout.
+        const payoutId = payoutOfPart(record)
+        if (payoutId !== undefined) {
+          const manifest = yield* log.find(payoutId)
+          if (manifest === undefined) return yield* new PayoutNotFound()
+          return yield* manifestAnswer(manifest, false)
+        }
         const status = yield* operations.status(record, network)
         return payoutView(status.record, status)
       })
@@ -474,6 +355,7 @@ export class Payouts extends Context.Service<
       const recover = Effect.fn("Payouts.recover")(function* (id: string) {
         const record = yield* log.find(id)
         if (record === undefined) return undefined
+        if (isManifest(record)) return yield* manifestAnswer(record, true)
         const network = networks.resolve(record.network)
         if (network === undefined) return payoutView(record)
         // Reading its status re-sends the signed operation when the bundler does not know it.
@@ -486,117 +368,20 @@ export class Payouts extends Context.Service<
   )
 }
 
-/** Whether the body is a plan payout (`{}`), a well-formed explicit one, or neither. */
-const checkExplicit = (
-  request: DisperseRequest
-):
-  | { readonly _tag: "Plan" }
-  | { readonly _tag: "Explicit" }
-  | { readonly _tag: "Invalid"; readonly error: InvalidRequest } => {
-  const { assets, amounts, recipients } = request
-  if (assets === undefined && amounts === undefined && recipients === undefined) return { _tag: "Plan" }
-  const length = assets?.length ?? 0
-  const problems = [
-    ...(assets === undefined ? [{ path: "/assets", message: "Required with amounts and recipients" }] : []),
-    ...(amounts === undefined ? [{ path: "/amounts", message: "Required with assets and recipients" }] : []),
-    ...(recipients === undefined ? [{ path: "/recipients", message: "Required with assets and amounts" }] : []),
-    ...(assets !== undefined && length === 0 ? [{ path: "/assets", message: "Expected at least 1 transfer" }] : []),
-    ...(length > MAX_TRANSFERS ? [{ path: "/assets", message: `Expected at most ${MAX_TRANSFERS} transfers` }] : []),
-    ...(amounts !== undefined && assets !== undefined && amounts.length !== length
-      ? [{ path: "/amounts", message: `Expected ${length} items, as in assets` }]
-      : []),
-    ...(recipients !== undefined && assets !== undefined && recipients.length !== length
-      ? [{ path: "/recipients", message: `Expected ${length} items, as in assets` }]
-      : [])
-  ]
-  return problems.length > 0
-    ? { _tag: "Invalid", error: new InvalidRequest({ errors: problems }) }
-    : { _tag: "Explicit" }
-}
+/** A part's failure as the payout's: a bundler that did not answer is the chain's `ChainUnavailable`, as for one operation. */
+const asPayoutError = (network: Network, error: PartError): Effect.Effect<never, PayoutError> =>
+  error._tag === "BundlerUnavailable"
+    ? Effect.fail(new ChainUnavailable({ network: network.slug, cause: `bundler: ${error.cause}` }))
+    : Effect.fail(error)
 
-/**
- * Whether a bundler's refusal says that another operation of the sender holds the nonce in its mempool (alto:
- * "already known" for the same operation, a replacement refused for another on the same nonce).
- */
-const nonceTakenInMempool = (message: string): boolean => /already known|replace|nonce/i.test(message)
-
-const totalsOf = (
-  transfers: ReadonlyArray<{ readonly asset: Address; readonly amount: bigint }>
-): Map<Address, bigint> => {
-  const totals = new Map<Address, bigint>()
-  for (const transfer of transfers) totals.set(transfer.asset, (totals.get(transfer.asset) ?? 0n) + transfer.amount)
-  return totals
-}
-
-const UINT256_MAX = 2n ** 256n - 1n
-
-/**
- * `amount` (a decimal string) in base units of an asset of `decimals`; undefined when it is finer than one base
- * unit (more non-zero fractional digits than `decimals`: trailing zeros change no value and are accepted).
- */
-export const toBaseUnits = (amount: string, decimals: number): bigint | undefined => {
-  const [whole = "0", fraction = ""] = amount.split(".")
-  const significant = fraction.replace(/0+$/, "")
-  if (significant.length > decimals) return undefined
-  return BigInt(whole) * 10n ** BigInt(decimals) + BigInt(significant.padEnd(decimals, "0") || "0")
-}
-
-/** `decimals()`: its selector as call data, and its name and ABI to read a refusal by. */
-const DECIMALS_CALL: Hex = "0x313ce567"
-const decimalsCall = { abi: erc20Abi, functionName: "decimals", args: [] }
-
-/** The `uint8` in `answer` when it is exactly one ABI word holding 0–255 (an ERC-20's `decimals()`), else undefined. */
-const uint8Word = (answer: Hex): number | undefined => {
-  if (!/^0x[0-9a-fA-F]{64}$/.test(answer)) return undefined
-  const value = BigInt(answer)
-  return value <= BigInt(MAX_DECIMALS) ? Number(value) : undefined
-}
-
-/** Whether a contract call failed because the contract refused it (reverted, or has no such function). */
-const contractRefused = (error: unknown): boolean =>
-  error instanceof BaseError &&
-  error.walk(
-    (cause) => cause instanceof ContractFunctionRevertedError || cause instanceof ContractFunctionZeroDataError
-  ) !== null
-
-/** An amount as the record keeps it: base units as a string, and the asset's decimals where known. */
-const showAmount = (part: {
-  readonly asset: Address
-  readonly amount: bigint
-  readonly decimals: number | undefined
-}): AssetAmount => ({
-  asset: part.asset,
-  amount: String(part.amount),
-  ...(part.decimals === undefined ? {} : { decimals: part.decimals })
+/** What a payout's record shows: its transfers, the totals per asset, and what flooring the shares left. */
+const shownDetails = (planned: {
+  readonly transfers: ReadonlyArray<Parameters<typeof showTransfer>[0]>
+  readonly remainder: ReadonlyArray<Parameters<typeof showAmount>[0]>
+}) => ({
+  transfers: planned.transfers.map(showTransfer),
+  totals: [...totalsOf(planned.transfers)].map(([asset, amount]) =>
+    showAmount({ asset, amount, decimals: planned.transfers.find((t) => t.asset === asset)?.decimals })
+  ),
+  remainder: planned.remainder.map(showAmount)
 })
-
-const showTransfer = (transfer: {
-  readonly asset: Address
-  readonly recipient: Address
-  readonly amount: bigint
-  readonly decimals: number | undefined
-}): Transfer => {
-  const { asset, ...amount } = showAmount(transfer)
-  return { asset, recipient: transfer.recipient, ...amount }
-}
-
-/**
- * The batch: one call per transfer, native coin sent as the call's value and an ERC-20 by its `transfer`, run
- * atomically by the Safe in one user operation (MultiSendCallOnly).
- */
-const disperseCalls = (
-  transfers: ReadonlyArray<{ readonly asset: Address; readonly recipient: Address; readonly amount: bigint }>
-): Array<SafeCall> =>
-  transfers.map((transfer) =>
-    transfer.asset === NATIVE_ASSET
-      ? { to: transfer.recipient, value: transfer.amount, data: "0x" }
-      : {
-          to: transfer.asset,
-          value: 0n,
-          data: encodeFunctionData({
-            abi: erc20Abi,
-            functionName: "transfer",
-            args: [transfer.recipient, transfer.amount]
-          })
-        }
-  )

@@ -35,7 +35,8 @@ export {
   UnknownNetwork
 } from "./errors"
 export { type PayoutPorts, payouts } from "./module"
-export { NATIVE_DECIMALS, Payouts, PLAN_PAYOUT_NONCE_KEY, toBaseUnits } from "./Payouts"
+export { Payouts } from "./Payouts"
+export { NATIVE_DECIMALS, PLAN_PAYOUT_NONCE_KEY } from "./planning"
 export {
   AmountString,
   AmountUnit,
@@ -44,8 +45,12 @@ export {
   automateStatuses,
   DisperseRequest,
   MAX_TRANSFERS,
+  PayoutOperation,
   PayoutResponse,
   Transfer,
   TransferRequest,
   TxPath
 } from "./schemas"
+export { type PartRange, partNonceKey, type Split, splitPayout, type TransferKind } from "./split"
+export { PartStatus, PayoutStatus, payoutStatusOf } from "./status"
+export { toBaseUnits } from "./transfers"

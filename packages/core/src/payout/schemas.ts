@@ -1,12 +1,16 @@
 import * as Schema from "effect/Schema"
 import { AddressString } from "../chain/schemas"
-import { TxStatus } from "../state/TransactionLog"
+import { PartStatus, PayoutStatus } from "./status"
 
 /** The most decimals an asset may have: ERC-20's `decimals()` is a `uint8`. A larger answer is refused. */
 export const MAX_DECIMALS = 255
 
-/** The most transfers in one payout. */
-export const MAX_TRANSFERS = 255
+/**
+ * The most transfers in one payout: it is split into operations within the network's per-operation gas ceiling
+ * (`splitPayout`). About 500 KB of JSON at the most: raise the gateway's `bodyLimit` (100 KiB by default, about 1,000
+ * transfers) to take the largest.
+ */
+export const MAX_TRANSFERS = 5_000
 
 /**
  * An amount as a decimal string: whole tokens with an optional fraction (`"100"`, `"0.25"`) in the default `unit`,
@@ -99,16 +103,44 @@ export const AutomateStatus = Schema.Literals(["pending", "in_transit", "paid", 
 export type AutomateStatus = typeof AutomateStatus.Type
 
 /**
- * walletgate's status of a payout → Automate's `meta.status`: the one table (docs/paymagic.md). Until final an
- * operation is `pending`, included in a block or not; `in_transit` (a transfer of several steps in flight) and
- * `canceled` (cancelled by the caller) name nothing a payout does, so they are never answered.
+ * walletgate's status of a payout → Automate's `meta.status`: the one table (docs/paymagic.md). Until final a payout
+ * is `pending`, included in a block or not; `paid` only when every operation was confirmed; a payout that paid some
+ * recipients and not others (`partial`) is `failed`, its `operations` saying which landed; `in_transit` (a transfer of
+ * several steps in flight) and `canceled` (cancelled by the caller) name nothing a payout does, so they are never
+ * answered.
  */
-export const automateStatuses: { readonly [S in TxStatus]: AutomateStatus } = {
+export const automateStatuses: { readonly [S in PayoutStatus]: AutomateStatus } = {
   submitted: "pending",
   confirmed: "paid",
   reverted: "failed",
-  dropped: "failed"
+  dropped: "failed",
+  failed: "failed",
+  partial: "failed"
 }
+
+/**
+ * One operation of a payout: its transfers `from` (inclusive) up to `to` (exclusive) in the request's order, its
+ * hash once signed, where it stands and, when it failed, why.
+ */
+export const PayoutOperation = Schema.Struct({
+  index: Schema.Int,
+  from: Schema.Int,
+  to: Schema.Int,
+  userOpHash: Schema.optionalKey(Schema.String),
+  status: PartStatus,
+  /** Why it failed before it was sent: the problem's `code` and its detail. */
+  reason: Schema.optionalKey(
+    Schema.Struct({
+      code: Schema.String,
+      detail: Schema.String,
+      /** The transfer (its index in the request) whose call would revert, when one was named. */
+      transfer: Schema.optionalKey(Schema.Int)
+    })
+  ),
+  txHash: Schema.optionalKey(Schema.String)
+})
+/** One operation of a payout. */
+export type PayoutOperation = typeof PayoutOperation.Type
 
 /** Answer of the payout endpoints: walletgate's fields, plus `hash` and `meta` as Automate clients read them. */
 export const PayoutResponse = Schema.Struct({
@@ -120,14 +152,23 @@ export const PayoutResponse = Schema.Struct({
   totals: Schema.Array(AssetAmount),
   /** What stays in the account from flooring the shares, per asset (empty for explicit payouts). */
   remainder: Schema.Array(AssetAmount),
-  /** The ERC-4337 operation's hash: known from the answer on, the same for every retry with the Idempotency-Key. */
+  /**
+   * The (first) ERC-4337 operation's hash: known from the answer on, the same for every retry with the
+   * Idempotency-Key.
+   */
   userOpHash: Schema.String,
-  /** The operation's hash again (`userOpHash`), under Automate's name: `GET /v1/:network/tx/:hash` finds the payout by it. */
+  /**
+   * The first operation's hash again (`userOpHash`), under Automate's name: `GET /v1/:network/tx/:hash` finds the
+   * payout by it (or by any of its operations' hashes).
+   */
   hash: Schema.String,
-  status: TxStatus,
+  /** Where the whole payout stands (see `PayoutStatus`). */
+  status: PayoutStatus,
+  /** The operations the payout was split into, in order: one unless it is larger than one operation may be. */
+  operations: Schema.Array(PayoutOperation),
   /** Automate's status of the payout (see `automateStatuses`). */
   meta: Schema.Struct({ status: AutomateStatus }),
-  /** The transaction that included the operation, while it stands on the node's canonical chain. */
+  /** The transaction that included the (first) operation, while it stands on the node's canonical chain. */
   txHash: Schema.optionalKey(Schema.String),
   blockNumber: Schema.optionalKey(Schema.Int),
   gasUsed: Schema.optionalKey(Schema.String)

@@ -89,6 +89,8 @@ export const startPayoutFixture = async (options: {
   readonly network?: (config: NetworkConfig) => NetworkConfig
   /** Puts a fault-injecting JSON-RPC proxy between the gateway and the bundler. */
   readonly bundlerProxy?: boolean
+  /** The gateway's largest request body (large payouts). */
+  readonly bodyLimit?: number
 }) => {
   const chain = await startPayoutDevnet()
   const proxy = options.bundlerProxy === true ? await startRpcProxy(chain.devnet.bundlerUrl) : undefined
@@ -112,7 +114,8 @@ export const startPayoutFixture = async (options: {
     ports: (options.ports ?? ((embedded) => embedded))(
       embeddedPorts({ masterSecret: chain.masterSecret, networks, apiKeys, automationAccounts })
     ),
-    ...(process.env.PAYOUT_DEBUG === undefined ? { loggers: options.loggers ?? [] } : {})
+    ...(process.env.PAYOUT_DEBUG === undefined ? { loggers: options.loggers ?? [] } : {}),
+    ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit })
   })
   const call = jsonCaller(gateway)
   /** Reads the payout's status by id until it is final (20 s at most). */

@@ -1,0 +1,214 @@
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import { type Address, getAddress } from "viem"
+import type { BundlerError } from "../chain/Bundler"
+import {
+  type AccountDeploying,
+  type CallReverted,
+  type ChainUnavailable,
+  chainProblems,
+  type GasBudgetExhausted,
+  type GasCeilingExceeded,
+  type GasPriceAboveCap,
+  type UnsupportedChain
+} from "../chain/errors"
+import type { AccountIdentity } from "../chain/identity"
+import type { Network } from "../chain/networks"
+import type { PaymasterServiceError } from "../chain/paymasterService"
+import type { GasPayer, SpendPolicy } from "../chain/SpendPolicy"
+import type { SafeAccount } from "../chain/safeAccount"
+import type { UserOperations } from "../chain/UserOperations"
+import type { ProblemMapping, Tagged } from "../internal/problem"
+import type { AccountLocks } from "../state/AccountLocks"
+import type { StoreUnavailable } from "../state/errors"
+import { type IdempotencyInFlight, OperationLink } from "../state/IdempotencyStore"
+import { isFinalStatus, type TransactionLog, type TxRecord } from "../state/TransactionLog"
+import { payoutProblems } from "./errors"
+import type { PayoutOperation, Transfer } from "./schemas"
+import { type PartRange, partNonceKey } from "./split"
+import { disperseCalls } from "./transfers"
+
+// A payout larger than one operation may be (docs/paymagic.md, "Large payouts"): a manifest record (its transfers and
+// how they are split) saved before any part is sent, and one record per part under an id derived from the payout's,
+// each part signed on its own EntryPoint nonce key (`partNonceKey`). A part is signed only by whoever holds its lock
+// and finds no record of it; a part whose record stands is never signed again, only re-sent as recorded.
+
+/** The details of a payout's manifest record: what it pays and how it is split. */
+export interface ManifestDetails {
+  readonly transfers: ReadonlyArray<Transfer>
+  readonly parts: ReadonlyArray<PartRange>
+}
+
+/** Whether `record` is a split payout's manifest. */
+export const isManifest = (record: TxRecord): boolean => Array.isArray(record.details.parts)
+
+/** The id of part `index` of payout `payoutId`'s record. */
+export const partRecordId = (payoutId: string, index: number): string => `${payoutId}:part:${index}`
+
+/** The payout a part's record belongs to, if it is one. */
+export const payoutOfPart = (record: TxRecord): string | undefined =>
+  typeof record.details.payout === "string" ? record.details.payout : undefined
+
+/** What sending a split payout's parts needs. */
+export interface PartsContext {
+  readonly manifest: TxRecord
+  readonly network: Network
+  readonly identity: AccountIdentity
+  readonly safe: SafeAccount
+  readonly payer: GasPayer
+}
+
+/** Why a part's submission failed: the pipeline's errors and the spend policy's. */
+export type PartError =
+  | CallReverted
+  | ChainUnavailable
+  | GasPriceAboveCap
+  | AccountDeploying
+  | UnsupportedChain
+  | BundlerError
+  | PaymasterServiceError
+  | StoreUnavailable
+  | IdempotencyInFlight
+  | GasCeilingExceeded
+  | GasBudgetExhausted
+
+/**
+ * Where one part stands after a send attempt: its record (found, or made now), refused for good (`Failed`: its
+ * record says why, nothing was sent), or not sent for a reason a retry can change (`Unsent`).
+ */
+export type PartOutcome =
+  | { readonly _tag: "Recorded"; readonly record: TxRecord }
+  | { readonly _tag: "Failed"; readonly record: TxRecord; readonly error: PartError }
+  | { readonly _tag: "Unsent"; readonly error: PartError }
+
+/** Why a part failed before anything was sent, as its problem says it, with the transfer it names. */
+const reasonOf = (error: Tagged, range: PartRange): PayoutOperation["reason"] | undefined => {
+  const table = { ...chainProblems, ...payoutProblems } as unknown as Readonly<Record<string, ProblemMapping<Tagged>>>
+  const mapping = table[error._tag]
+  // Retrying can change a 409 (another request holds the key), a 429 (a budget's window) and any 5xx: not final.
+  if (mapping === undefined || mapping.status >= 500 || mapping.status === 409 || mapping.status === 429) {
+    return undefined
+  }
+  const index = mapping.extensions?.(error).index
+  return {
+    code: mapping.code,
+    detail: mapping.detail(error),
+    ...(typeof index === "number" && index >= 0 ? { transfer: range.from + index } : {})
+  }
+}
+
+/** The pipeline's services the parts are sent with. */
+export interface PartServices {
+  readonly operations: UserOperations["Service"]
+  readonly log: TransactionLog["Service"]
+  readonly locks: AccountLocks["Service"]
+  readonly spend: SpendPolicy["Service"]
+}
+
+/** How long one part's lock is held at most (a holder that died frees it after this, on a shared store). */
+const PART_LOCK_MS = 120_000
+
+/**
+ * Sends part `index` of the payout unless its record stands: under the part's lock, found → its record; not found →
+ * signed on the part's own nonce, recorded under its derived id and sent. A refusal retrying cannot change (a reverting
+ * recipient, the ceiling) is recorded as the part's final failure with its reason; any other failure leaves it unsent.
+ */
+export const sendPart = (services: PartServices, context: PartsContext, index: number) =>
+  Effect.gen(function* () {
+    const { manifest, network } = context
+    const details = manifest.details as unknown as ManifestDetails
+    const range = details.parts[index] as PartRange
+    const id = partRecordId(manifest.id, index)
+    const lock = yield* services.locks.acquire(`payout-part:${id}`, PART_LOCK_MS)
+    return yield* Effect.gen(function* () {
+      const existing = yield* services.log.find(id)
+      if (existing !== undefined) return { _tag: "Recorded", record: existing } satisfies PartOutcome
+      const transfers = details.transfers.slice(range.from, range.to).map((transfer) => ({
+        asset: getAddress(transfer.asset) as Address,
+        recipient: getAddress(transfer.recipient) as Address,
+        amount: BigInt(transfer.amount)
+      }))
+      const partDetails = { payout: manifest.id, part: index, from: range.from, to: range.to }
+      const link = yield* OperationLink
+      const sent = yield* services.operations
+        .submit({
+          network,
+          identity: context.identity,
+          account: context.safe,
+          intent: { calls: disperseCalls(transfers), kind: "payout", owner: manifest.owner, details: partDetails },
+          checkExecutionGas: (gas) => services.spend.checkCeiling(network, context.payer, gas),
+          approveGas: (gas) => services.spend.reserve(network, context.payer, gas),
+          nonce: { key: partNonceKey(manifest.id, index), sequence: 0n },
+          recordId: id
+        })
+        .pipe(
+          // Every part links the request's key to the payout (its manifest), never to the part: a retry answers the
+          // whole payout. Linking is also the check that the key is still this request's before each part is sent.
+          Effect.provideService(OperationLink, {
+            link: (operation) => link.link({ id: manifest.id, txHash: operation.txHash })
+          }),
+          Effect.result
+        )
+      if (Result.isSuccess(sent)) return { _tag: "Recorded", record: sent.success } satisfies PartOutcome
+      const error = sent.failure
+      const reason = reasonOf(error, range)
+      if (reason === undefined) return { _tag: "Unsent", error } satisfies PartOutcome
+      // Final: recorded so that a retry answers the same payout and never sends this part (nothing of it was sent).
+      const failed: TxRecord = {
+        id,
+        kind: "payout",
+        owner: manifest.owner,
+        network: manifest.network,
+        chainId: manifest.chainId,
+        account: manifest.account,
+        status: "dropped",
+        createdAt: manifest.createdAt,
+        details: { ...partDetails, failure: reason }
+      }
+      yield* services.log.save(failed)
+      return { _tag: "Failed", record: failed, error } satisfies PartOutcome
+    }).pipe(Effect.ensuring(lock.release))
+  })
+
+/**
+ * Sends every part of the payout not recorded yet, one after the other, in order (each on its own nonce key, so none
+ * waits for another's inclusion); stops at the first part that could not be sent for a reason a retry can change.
+ */
+export const sendParts = (services: PartServices, context: PartsContext) =>
+  Effect.gen(function* () {
+    const details = context.manifest.details as unknown as ManifestDetails
+    const outcomes: Array<PartOutcome> = []
+    for (const index of details.parts.keys()) {
+      const outcome = yield* sendPart(services, context, index)
+      outcomes.push(outcome)
+      if (outcome._tag === "Unsent") break
+    }
+    return outcomes
+  })
+
+/** Where each part of the payout stands now: read when asked (each submitted part's operation re-sent if lost). */
+export const partsNow = (services: PartServices, manifest: TxRecord, network: Network | undefined) =>
+  Effect.forEach(
+    (manifest.details as unknown as ManifestDetails).parts.entries(),
+    ([index, range]) =>
+      Effect.gen(function* () {
+        const record = yield* services.log.find(partRecordId(manifest.id, index))
+        if (record === undefined) return { index, ...range, status: "unsent" } satisfies PayoutOperation
+        const failure = record.details.failure as PayoutOperation["reason"] | undefined
+        if (failure !== undefined) {
+          return { index, ...range, status: "failed", reason: failure } satisfies PayoutOperation
+        }
+        const now =
+          network === undefined || isFinalStatus(record.status)
+            ? { status: record.status, txHash: record.txHash }
+            : yield* services.operations.status(record, network)
+        return {
+          index,
+          ...range,
+          ...(record.userOpHash === undefined ? {} : { userOpHash: record.userOpHash }),
+          status: now.status,
+          ...(now.txHash === undefined ? {} : { txHash: now.txHash })
+        } satisfies PayoutOperation
+      }),
+    { concurrency: 4 }
+  )

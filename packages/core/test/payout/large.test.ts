@@ -1,0 +1,128 @@
+import { SecureRandom } from "@walletgate/core"
+import { makeApiKey } from "@walletgate/core/payout"
+import { Effect } from "effect"
+import { type Address, getAddress, parseEther, zeroAddress } from "viem"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { freshAddress } from "../devnet/shared"
+import { startPayoutFixture } from "./fixture"
+
+// Payouts larger than one operation may be (devnet: anvil + alto, default spend limits): split into several
+// operations, each on its own nonce key derived from the payout, every recipient paid exactly once whatever is retried.
+
+type Fixture = Awaited<ReturnType<typeof startPayoutFixture>>
+type Body = Record<string, unknown>
+type Operation = { index: number; from: number; to: number; userOpHash?: string; status: string; reason?: Body }
+
+const nativePayout = (recipients: ReadonlyArray<Address>) => ({
+  assets: recipients.map(() => zeroAddress),
+  amounts: recipients.map(() => "1"),
+  recipients,
+  unit: "base"
+})
+
+describe("large payouts in several operations (anvil + alto)", () => {
+  let f: Fixture
+  let key = ""
+  const account = {} as Record<"bulk" | "partial", Address>
+
+  beforeAll(async () => {
+    f = await startPayoutFixture({
+      bodyLimit: 1024 * 1024,
+      accounts: [{ accountKey: "bulk" }, { accountKey: "partial" }],
+      apiKeys: (accounts) => {
+        const made = Effect.runSync(
+          makeApiKey({ mode: "test", networks: ["anvil"], accounts: accounts.map((one) => one.address) }).pipe(
+            Effect.provide(SecureRandom.crypto)
+          )
+        )
+        key = made.key
+        return [made.record]
+      }
+    })
+    account.bulk = f.automationAccounts[0]?.address as Address
+    account.partial = f.automationAccounts[1]?.address as Address
+    await f.fund(account.bulk, parseEther("1"))
+    await f.fund(account.partial, parseEther("1"))
+  })
+  afterAll(async () => {
+    await f?.stop()
+  })
+
+  const disperse = (from: Address, body: unknown, idempotencyKey?: string) =>
+    f.call("POST", `/v1/anvil/account/${from}/payout/disperse`, body, {
+      "x-api-key": key,
+      ...(idempotencyKey === undefined ? {} : { "idempotency-key": idempotencyKey })
+    })
+
+  it("pays 1,000 recipients exactly once in several operations; 20 concurrent requests and retries with the key before, during and after add nothing", async () => {
+    const recipients = Array.from({ length: 1_000 }, () => getAddress(freshAddress()))
+    const body = nativePayout(recipients)
+    const started = Date.now()
+    // 20 at once with one key (the first ones before anything is sent, the later ones during the sending).
+    const answers = await Promise.all(Array.from({ length: 20 }, () => disperse(account.bulk, body, "bulk-1")))
+    const sent = Date.now() - started
+    for (const answer of answers) expect(answer.status).toBe(200)
+    const ids = new Set(answers.map((answer) => answer.body.id))
+    expect(ids.size).toBe(1)
+    const first = answers.find((answer) => answer.headers.get("idempotent-replayed") !== "true") ?? answers[0]
+    const operations = first?.body.operations as ReadonlyArray<Operation>
+    expect(operations.length).toBeGreaterThan(1)
+    expect(operations.flatMap((operation) => [operation.from, operation.to])).toEqual(
+      operations.flatMap((operation, index) => [index === 0 ? 0 : operations[index - 1]?.to, operation.to])
+    )
+    expect(operations.at(-1)?.to).toBe(1_000)
+    expect(first?.body.hash).toBe(operations[0]?.userOpHash)
+
+    const final = await f.final(account.bulk, first?.body.id, key)
+    expect(final.body).toMatchObject({ status: "confirmed", meta: { status: "paid" }, hash: first?.body.hash })
+    const executed = await f.executed(account.bulk)
+    expect(executed).toHaveLength(operations.length)
+    expect(new Set(executed.map((event) => event.args.userOpHash))).toEqual(
+      new Set(operations.map((operation) => operation.userOpHash))
+    )
+    const balances = await Promise.all(recipients.map((recipient) => f.balance(recipient)))
+    expect(balances.every((balance) => balance === 1n)).toBe(true)
+
+    // After: the same payout, nothing more executed; its hash finds it.
+    const after = await disperse(account.bulk, body, "bulk-1")
+    expect(after.body.id).toBe(first?.body.id)
+    const byHash = await f.call("GET", `/v1/anvil/tx/${String(operations[2]?.userOpHash)}`, undefined, {
+      "x-api-key": key
+    })
+    expect(byHash.body).toMatchObject({ id: first?.body.id, status: "confirmed" })
+    expect(await f.executed(account.bulk)).toHaveLength(operations.length)
+    console.info(`1,000 transfers in ${operations.length} operations, answered in ${sent} ms`)
+  })
+
+  it("answers partial when one operation's recipient reverts: the others paid, that one's reason given, nothing of it sent", async () => {
+    const reverter = getAddress(freshAddress())
+    // PUSH1 0 PUSH1 0 REVERT: refuses every call, the native coin included.
+    await f.devnet.anvilRequest("anvil_setCode", [reverter, "0x60006000fd"])
+    const recipients = Array.from({ length: 200 }, () => getAddress(freshAddress()))
+    recipients[150] = reverter
+    const answer = await disperse(account.partial, nativePayout(recipients), "partial-1")
+    expect(answer.status).toBe(200)
+    const operations = answer.body.operations as ReadonlyArray<Operation>
+    const failing = operations.findIndex((operation) => operation.from <= 150 && 150 < operation.to)
+    expect(operations[failing]).toMatchObject({ status: "failed", reason: { code: "call_reverted", transfer: 150 } })
+    expect(operations[failing]?.userOpHash).toBeUndefined()
+    const final = await f.final(account.partial, answer.body.id, key)
+    expect(final.body).toMatchObject({ status: "partial", meta: { status: "failed" } })
+    expect(await f.executed(account.partial)).toHaveLength(operations.length - 1)
+    const failed = operations[failing] as Operation
+    for (const [index, recipient] of recipients.entries()) {
+      const paid = index >= failed.from && index < failed.to ? 0n : 1n
+      if (recipient !== reverter) expect(await f.balance(recipient)).toBe(paid)
+    }
+    // A retry with the key: the same payout, the failed part not sent.
+    const again = await disperse(account.partial, nativePayout(recipients), "partial-1")
+    expect(again.body).toMatchObject({ id: answer.body.id })
+    expect(await f.executed(account.partial)).toHaveLength(operations.length - 1)
+  })
+
+  it("refuses 5,001 transfers with 400 before reading the chain", async () => {
+    const recipients = Array.from({ length: 5_001 }, () => zeroAddress)
+    const refused = await disperse(account.bulk, nativePayout(recipients))
+    expect(refused.status).toBe(400)
+  })
+})

@@ -1,0 +1,124 @@
+import {
+  automateStatuses,
+  type PartStatus,
+  type PayoutStatus,
+  partNonceKey,
+  payoutStatusOf,
+  splitPayout,
+  type TransferKind
+} from "@walletgate/core/payout"
+import fc from "fast-check"
+import { encodePacked, keccak256 } from "viem"
+import { describe, expect, it } from "vitest"
+import { CEILING_FILL, MAX_PARTS, OPERATION_OVERHEAD_GAS, TRANSFER_GAS } from "../../src/payout/split"
+
+const kinds = fc.array(fc.constantFrom<TransferKind>("native", "token"), { minLength: 1, maxLength: 5_000 })
+const ceiling = fc.integer({ min: 1_000_000, max: 30_000_000 })
+
+describe("splitPayout", () => {
+  it("puts every transfer in exactly one operation, in order, each within the ceiling's share, the same every time", () => {
+    fc.assert(
+      fc.property(kinds, ceiling, (transfers, limit) => {
+        const split = splitPayout(transfers, limit)
+        expect(splitPayout(transfers, limit)).toEqual(split)
+        if (split._tag === "TooManyParts") {
+          expect(split.parts).toBeGreaterThan(MAX_PARTS)
+          return
+        }
+        const budget = Math.floor(limit * CEILING_FILL) - OPERATION_OVERHEAD_GAS
+        let next = 0
+        for (const part of split.parts) {
+          expect(part.from).toBe(next)
+          expect(part.to).toBeGreaterThan(part.from)
+          const gas = transfers.slice(part.from, part.to).reduce((sum, kind) => sum + TRANSFER_GAS[kind], 0)
+          expect(gas).toBeLessThanOrEqual(budget)
+          next = part.to
+        }
+        expect(next).toBe(transfers.length)
+        expect(split.parts.length).toBeLessThanOrEqual(MAX_PARTS)
+      }),
+      { numRuns: 200 }
+    )
+  })
+
+  it("fills each operation greedily: the next transfer would not have fitted in the one before", () => {
+    fc.assert(
+      fc.property(kinds, ceiling, (transfers, limit) => {
+        const split = splitPayout(transfers, limit)
+        if (split._tag !== "Parts") return
+        const budget = Math.floor(limit * CEILING_FILL) - OPERATION_OVERHEAD_GAS
+        for (const part of split.parts.slice(0, -1)) {
+          const gas = transfers.slice(part.from, part.to + 1).reduce((sum, kind) => sum + TRANSFER_GAS[kind], 0)
+          expect(gas).toBeGreaterThan(budget)
+        }
+      }),
+      { numRuns: 100 }
+    )
+  })
+
+  it("splits the playground's 255 native transfers under its 5,000,000 ceiling, and 5,000 token transfers within the parts' bound", () => {
+    const split = splitPayout(
+      Array.from({ length: 255 }, () => "native"),
+      5_000_000
+    )
+    expect(split).toEqual({
+      _tag: "Parts",
+      parts: [
+        { from: 0, to: 87 },
+        { from: 87, to: 174 },
+        { from: 174, to: 255 }
+      ]
+    })
+    const tokens = splitPayout(
+      Array.from({ length: 5_000 }, () => "token"),
+      5_000_000
+    )
+    expect(tokens._tag).toBe("Parts")
+  })
+
+  it("leaves a payout whole when the ceiling holds not even one counted transfer (its estimate is checked instead)", () => {
+    expect(splitPayout(["native", "native"], 600_000)).toEqual({ _tag: "Parts", parts: [{ from: 0, to: 2 }] })
+  })
+
+  it("refuses more operations than a request sends", () => {
+    expect(
+      splitPayout(
+        Array.from({ length: 5_000 }, () => "token"),
+        1_000_000
+      )._tag
+    ).toBe("TooManyParts")
+  })
+})
+
+describe("partNonceKey", () => {
+  it("is the top 192 bits of keccak256 of its domain tag, the payout and the part: distinct per part and per payout", () => {
+    const id = "6f1c2a9e-0000-4000-8000-000000000000"
+    expect(partNonceKey(id, 3)).toBe(
+      BigInt(keccak256(encodePacked(["string", "string", "uint32"], ["walletgate/payout-part/v1", id, 3]))) >> 64n
+    )
+    expect(partNonceKey(id, 3)).toBeLessThan(2n ** 192n)
+    expect(new Set([partNonceKey(id, 0), partNonceKey(id, 1), partNonceKey(`${id.slice(0, -1)}1`, 0)]).size).toBe(3)
+  })
+})
+
+describe("payoutStatusOf and Automate's meta.status", () => {
+  const table: ReadonlyArray<readonly [ReadonlyArray<PartStatus>, PayoutStatus, string]> = [
+    [["submitted"], "submitted", "pending"],
+    [["confirmed"], "confirmed", "paid"],
+    [["reverted"], "reverted", "failed"],
+    [["dropped"], "dropped", "failed"],
+    [["confirmed", "confirmed", "confirmed"], "confirmed", "paid"],
+    [["confirmed", "submitted", "failed"], "submitted", "pending"],
+    [["confirmed", "unsent"], "submitted", "pending"],
+    [["confirmed", "failed", "confirmed"], "partial", "failed"],
+    [["reverted", "confirmed"], "partial", "failed"],
+    [["dropped", "confirmed"], "partial", "failed"],
+    [["failed", "failed"], "failed", "failed"],
+    [["failed", "reverted"], "failed", "failed"],
+    [["dropped", "reverted"], "failed", "failed"]
+  ]
+  it.each(table)("%j → %s (meta.status %s)", (parts, status, meta) => {
+    expect(payoutStatusOf(parts)).toBe(status)
+    expect(automateStatuses[payoutStatusOf(parts)]).toBe(meta)
+  })
+})
