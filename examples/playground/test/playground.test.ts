@@ -137,10 +137,24 @@ describe("the playground (npm start)", () => {
     expect(payout.status).toBe(200)
     // The README's sample answer has these fields, no more.
     expect(Object.keys(payout.body).sort()).toEqual(
-      ["id", "network", "account", "transfers", "totals", "remainder", "userOpHash", "hash", "status", "meta"].sort()
+      [
+        "id",
+        "network",
+        "account",
+        "transfers",
+        "totals",
+        "remainder",
+        "userOpHash",
+        "hash",
+        "status",
+        "meta",
+        "operations"
+      ].sort()
     )
     expect(payout.body).toMatchObject({ network: "anvil", account: automation, status: "submitted" })
     expect(payout.body.meta).toEqual({ status: "pending" })
+    // One operation of both transfers (README: "operations":[{"index":0,"from":0,"to":2,…}]).
+    expect(payout.body.operations).toMatchObject([{ index: 0, from: 0, to: 2, status: "submitted" }])
     expect(
       (payout.body.transfers as Array<{ recipient: string; amount: string }>).map((transfer) => [
         transfer.recipient,
