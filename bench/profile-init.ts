@@ -115,7 +115,9 @@ const main = async () => {
     const parent = new Map<number, number>()
     for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id)
     const self = new Map<number, number>()
-    profile.samples.forEach((id, index) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0)))
+    profile.samples.forEach((id, index) => {
+      self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0))
+    })
     const where = (node: ProfileNode, line: number) =>
       node.callFrame.url === url
         ? shortName(owner[line] ?? "(bundle)")
