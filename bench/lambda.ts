@@ -1,5 +1,6 @@
-// The Lambda example's functions (every route; sign-in alone) beside a trivial handler, under AWS's runtime interface
-// client on a loopback Runtime API, state on a real redis-server: bundle bytes (per package from esbuild's metafile),
+// The Lambda example's functions (every route; sign-in alone) beside a trivial handler, Effect's floor (a sign-in body
+// decoded with effect/Schema: bench/lambda/floor.ts) and the peer (better-auth's phone-number plugin:
+// bench/lambda/betterAuth.ts), bundled as the functions are, under AWS's runtime interface client on a loopback Runtime API, state on a real redis-server: bundle bytes (per package from esbuild's metafile),
 // cold start (spawn → first answer), cold import(), peak RSS after INVOCATIONS invocations. Method: bench/README.md.
 import { spawnSync } from "node:child_process"
 import { generateKeyPairSync } from "node:crypto"
@@ -7,8 +8,9 @@ import { readFileSync } from "node:fs"
 import { mkdtemp, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { pathToFileURL } from "node:url"
-import { type Bundle, buildHandlers, bundlePath } from "../examples/lambda/scripts/build.ts"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import { build } from "esbuild"
+import { type Bundle, buildHandlers, bundleOptions, bundlePath } from "../examples/lambda/scripts/build.ts"
 import {
   lambdaNodeFlags,
   memorySizeMb,
@@ -103,13 +105,34 @@ const bytesPerPackage = (bundle: Bundle): Array<[string, number]> => {
   return [...totals].sort((a, b) => b[1] - a[1])
 }
 
+/**
+ * Bundles bench/lambda/<name>.ts into `dir` with the options of the example's functions; resolves to its file and
+ * bytes. better-auth's dist imports the modules it initialises lazily without naming anything, which its
+ * `sideEffects: false` lets esbuild drop (its bundle then fails at import): its bundle ignores that field.
+ */
+const buildPeer = async (name: "floor" | "betterAuth", dir: string): Promise<{ file: string; bytes: number }> => {
+  const file = join(dir, `${name}.mjs`)
+  await build({
+    ...bundleOptions("signIn"),
+    entryPoints: [fileURLToPath(new URL(`./lambda/${name}.ts`, import.meta.url))],
+    outfile: file,
+    metafile: false,
+    ...(name === "betterAuth" ? { ignoreAnnotations: true } : {})
+  })
+  return { file, bytes: readFileSync(file).length }
+}
+
 /** Measures, prints the tables and writes `bench/results/lambda.json`. */
 export async function run(): Promise<void> {
   const bundles = await buildHandlers()
   const trivialRoot = await mkdtemp(join(tmpdir(), "walletgate-trivial-"))
   await writeFile(join(trivialRoot, "trivial.mjs"), "export const handler = async () => ({ statusCode: 200 })\n")
+  const floor = await buildPeer("floor", trivialRoot)
+  const peer = await buildPeer("betterAuth", trivialRoot)
   const targets: ReadonlyArray<Target> = [
     { name: "trivial handler", file: join(trivialRoot, "trivial.mjs"), bytes: 0 },
+    { name: "Effect floor (effect/Schema decode)", ...floor },
+    { name: "better-auth phone-number (memory)", ...peer },
     { name: "sign-in only", file: bundlePath("signIn"), bytes: bundles.signIn.bytes },
     { name: "every route", file: bundlePath("handler"), bytes: bundles.handler.bytes }
   ]
@@ -147,17 +170,19 @@ export async function run(): Promise<void> {
     await redis.stop()
   }
   const trivial = rows[0]?.coldStartMs ?? 0
+  const floorImport = rows[1]?.importMs ?? Number.NaN
   const fallback = " (aws-lambda-ric is not built here: the cold starts are an import() loop's)"
   console.log(`runtime: ${runtimeKind}${runtimeKind === "aws-lambda-ric" ? "" : fallback}`)
   console.log(`node started as Lambda starts it for ${memorySizeMb} MB: ${lambdaNodeFlags(memorySizeMb).join(" ")}`)
   printTable(
-    ["function", "bundle", `cold start (median of ${COLD_STARTS})`, "over trivial", "import()", "peak RSS"],
+    ["function", "bundle", `cold start (median of ${COLD_STARTS})`, "over trivial", "import()", "× floor", "peak RSS"],
     rows.map((row) => [
       row.target,
       row.bytes === 0 ? "-" : `${(row.bytes / 1024).toFixed(1)} KiB`,
       `${row.coldStartMs} ms`,
       row.coldStartMs === trivial ? "-" : `+${round(row.coldStartMs - trivial)} ms`,
       `${row.importMs} ms`,
+      row.bytes === 0 ? "-" : `${(row.importMs / floorImport).toFixed(2)}×`,
       `${row.peakRssMb} MB`
     ])
   )

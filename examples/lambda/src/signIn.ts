@@ -1,7 +1,7 @@
 // A function that serves phone sign-in alone (signInWithOTP, verifyOTP, the JWKS), its state on Redis: the gateway
 // composed of one module, over the Redis stores of phone sign-in alone (codes, users, rate limits) on one connection,
 // so the bundle carries no chain code and no other store (packages/core/test/bundle/signInOnly.test.ts checks it). The benchmark measures its cold start beside the
-// whole gateway's (bench/lambda.ts); deploy it the same way, with `Handler: signIn.handler`.
+// whole gateway's (bench/lambda.ts); template.yaml routes every /functions/v1/ path to it (`Handler: signIn.handler`).
 import { composeGateway } from "@walletgate/core/compose"
 import { embeddedSignInPorts, phoneSignIn } from "@walletgate/core/otp"
 import { createHandler } from "@walletgate/lambda"

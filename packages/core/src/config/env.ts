@@ -9,7 +9,7 @@ import type { ClientStatuses } from "../auth/clientStatuses"
 import { ExternalIssuerConfig } from "../auth/IdentityProviders"
 import { SigningKeys } from "../auth/SigningKeys"
 import { SmsSender } from "../otp/SmsSender"
-import { ConfigurationError, read, type SettingDoc } from "./read"
+import { ConfigurationError, read, type SettingDoc, setting } from "./read"
 
 // The settings of the server and of phone sign-in. Every value here is a description, made at import and run when
 // read; each top-level call is marked pure, so a bundle keeps only the settings it reads (a function of phone sign-in
@@ -87,17 +87,18 @@ export const smsSenderFromEnv: Layer.Layer<SmsSender, ConfigurationError> = Laye
 )
 
 /** The TCP port to listen on: `PORT`, default 3000 (0 picks a free one). */
-export const portFromEnv: Effect.Effect<number, ConfigurationError> = read(
-  Config.schema(
-    Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 0, maximum: 65_535 })),
-    "PORT"
-  ).pipe(Config.withDefault(3000)),
+export const portFromEnv: Effect.Effect<number, ConfigurationError> = /* @__PURE__ */ setting(
+  () =>
+    Config.schema(
+      Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 0, maximum: 65_535 })),
+      "PORT"
+    ).pipe(Config.withDefault(3000)),
   { name: "PORT", expected: "a whole number from 0 to 65535 (0 picks a free port)", example: "3000" }
 )
 
 /** The interface to listen on: `HOST`, default `127.0.0.1` (set `0.0.0.0` to accept other machines). */
-export const hostFromEnv: Effect.Effect<string, ConfigurationError> = read(
-  Config.NonEmptyString("HOST").pipe(Config.withDefault("127.0.0.1")),
+export const hostFromEnv: Effect.Effect<string, ConfigurationError> = /* @__PURE__ */ setting(
+  () => Config.NonEmptyString("HOST").pipe(Config.withDefault("127.0.0.1")),
   { name: "HOST", expected: "an interface address (0.0.0.0 accepts other machines)", example: "127.0.0.1" }
 )
 
@@ -107,23 +108,24 @@ const masterSecretDoc: SettingDoc = {
   example: "<48 random bytes in base64, e.g. from: openssl rand -base64 48>",
   secret: true
 }
-const masterSecretConfig = Config.schema(
-  Schema.String.check(Schema.isMinLength(32, { message: "Expected at least 32 characters" })),
-  "WALLETGATE_MASTER_SECRET"
-)
+const masterSecretConfig = () =>
+  Config.schema(
+    Schema.String.check(Schema.isMinLength(32, { message: "Expected at least 32 characters" })),
+    "WALLETGATE_MASTER_SECRET"
+  )
 
 /**
  * The wallet master secret (`KeyVault.derived`): `WALLETGATE_MASTER_SECRET`, at least 32 characters, or
  * `fallback` when unset. Losing or leaking it loses or leaks every wallet: keep it in a secrets manager.
  */
 export const masterSecretFromEnv = (fallback: string): Effect.Effect<string, ConfigurationError> =>
-  read(masterSecretConfig.pipe(Config.withDefault(fallback)), masterSecretDoc)
+  read(masterSecretConfig().pipe(Config.withDefault(fallback)), masterSecretDoc)
 
 /** `WALLETGATE_MASTER_SECRET` when set (at least 32 characters), else none: each process then makes its own vault. */
-export const optionalMasterSecretFromEnv: Effect.Effect<Option.Option<string>, ConfigurationError> = read(
-  Config.option(masterSecretConfig),
-  masterSecretDoc
-)
+export const optionalMasterSecretFromEnv: Effect.Effect<
+  Option.Option<string>,
+  ConfigurationError
+> = /* @__PURE__ */ setting(() => Config.option(masterSecretConfig()), masterSecretDoc)
 
 /**
  * The deployment's external identity providers: `WALLETGATE_IDENTITY_PROVIDERS`, a JSON array of
@@ -131,10 +133,14 @@ export const optionalMasterSecretFromEnv: Effect.Effect<Option.Option<string>, C
  * are refused when the registry is built (`IdentityProviders.make`); check a file first with
  * `walletgate providers check <file>`.
  */
-export const identityProvidersFromEnv: Effect.Effect<ReadonlyArray<ExternalIssuerConfig>, ConfigurationError> = read(
-  Config.schema(Schema.fromJsonString(Schema.Array(ExternalIssuerConfig)), "WALLETGATE_IDENTITY_PROVIDERS").pipe(
-    Config.withDefault([])
-  ),
+export const identityProvidersFromEnv: Effect.Effect<
+  ReadonlyArray<ExternalIssuerConfig>,
+  ConfigurationError
+> = /* @__PURE__ */ setting(
+  () =>
+    Config.schema(Schema.fromJsonString(Schema.Array(ExternalIssuerConfig)), "WALLETGATE_IDENTITY_PROVIDERS").pipe(
+      Config.withDefault([])
+    ),
   {
     name: "WALLETGATE_IDENTITY_PROVIDERS",
     expected: "a JSON array of { name, issuer, audience, jwksUrl, algorithms, subjectClaim? }",
@@ -147,13 +153,17 @@ export const identityProvidersFromEnv: Effect.Effect<ReadonlyArray<ExternalIssue
  * The operator token (`makeGateway({ operatorToken })`): `WALLETGATE_OPERATOR_TOKEN`, at least 32 characters, or
  * none when unset (then nobody sees the operator's detail of `GET /v1/health`).
  */
-export const operatorTokenFromEnv: Effect.Effect<Option.Option<Redacted.Redacted<string>>, ConfigurationError> = read(
-  Config.option(
-    Config.schema(
-      Schema.Redacted(Schema.String.check(Schema.isMinLength(32, { message: "Expected at least 32 characters" }))),
-      "WALLETGATE_OPERATOR_TOKEN"
-    )
-  ),
+export const operatorTokenFromEnv: Effect.Effect<
+  Option.Option<Redacted.Redacted<string>>,
+  ConfigurationError
+> = /* @__PURE__ */ setting(
+  () =>
+    Config.option(
+      Config.schema(
+        Schema.Redacted(Schema.String.check(Schema.isMinLength(32, { message: "Expected at least 32 characters" }))),
+        "WALLETGATE_OPERATOR_TOKEN"
+      )
+    ),
   {
     name: "WALLETGATE_OPERATOR_TOKEN",
     expected: "at least 32 characters (secret)",
@@ -173,29 +183,30 @@ const OPERATOR_TOKEN_ENTRY = /^[A-Za-z0-9._-]{1,64}:[^\s,]{32,}$/
 export const operatorTokensFromEnv: Effect.Effect<
   Redacted.Redacted<ReadonlyArray<{ readonly id: string; readonly token: string }>>,
   ConfigurationError
-> = read(
-  Config.schema(
-    Schema.Redacted(
-      Schema.String.check(
-        Schema.makeFilter((value) => value.split(",").every((entry) => OPERATOR_TOKEN_ENTRY.test(entry.trim())), {
-          message: "Expected id:token pairs separated by commas, each token of at least 32 characters"
-        })
-      )
-    ),
-    "WALLETGATE_OPERATOR_TOKENS"
-  ).pipe(
-    Config.map((tokens) =>
-      Redacted.make(
-        Redacted.value(tokens)
-          .split(",")
-          .map((entry) => {
-            const colon = entry.trim().indexOf(":")
-            return { id: entry.trim().slice(0, colon), token: entry.trim().slice(colon + 1) }
+> = /* @__PURE__ */ setting(
+  () =>
+    Config.schema(
+      Schema.Redacted(
+        Schema.String.check(
+          Schema.makeFilter((value) => value.split(",").every((entry) => OPERATOR_TOKEN_ENTRY.test(entry.trim())), {
+            message: "Expected id:token pairs separated by commas, each token of at least 32 characters"
           })
-      )
+        )
+      ),
+      "WALLETGATE_OPERATOR_TOKENS"
+    ).pipe(
+      Config.map((tokens) =>
+        Redacted.make(
+          Redacted.value(tokens)
+            .split(",")
+            .map((entry) => {
+              const colon = entry.trim().indexOf(":")
+              return { id: entry.trim().slice(0, colon), token: entry.trim().slice(colon + 1) }
+            })
+        )
+      ),
+      Config.withDefault(Redacted.make([]))
     ),
-    Config.withDefault(Redacted.make([]))
-  ),
   {
     name: "WALLETGATE_OPERATOR_TOKENS",
     expected: "id:token pairs separated by commas, each token at least 32 characters (secret)",
@@ -208,14 +219,15 @@ export const operatorTokensFromEnv: Effect.Effect<
  * The statuses of refusals on the wallet routes (`kernelTx({ clientStatuses })`): `WALLETGATE_CLIENT_STATUSES`,
  * `standard` (default: RFC 6750) or `patch` (for Paymagic's Patch Wallet SDK: an invalid token 403, a refusal 422).
  */
-export const clientStatusesFromEnv: Effect.Effect<ClientStatuses, ConfigurationError> = read(
-  Config.Literals(["standard", "patch"], "WALLETGATE_CLIENT_STATUSES").pipe(Config.withDefault("standard" as const)),
+export const clientStatusesFromEnv: Effect.Effect<ClientStatuses, ConfigurationError> = /* @__PURE__ */ setting(
+  () =>
+    Config.Literals(["standard", "patch"], "WALLETGATE_CLIENT_STATUSES").pipe(Config.withDefault("standard" as const)),
   { name: "WALLETGATE_CLIENT_STATUSES", expected: "standard or patch", example: "patch" }
 )
 
 /** The Redis URL the state goes to: `REDIS_URL` (`redis://…`), or none to keep the state in memory. */
-export const redisUrlFromEnv: Effect.Effect<Option.Option<URL>, ConfigurationError> = read(
-  Config.option(Config.URL("REDIS_URL")),
+export const redisUrlFromEnv: Effect.Effect<Option.Option<URL>, ConfigurationError> = /* @__PURE__ */ setting(
+  () => Config.option(Config.URL("REDIS_URL")),
   { name: "REDIS_URL", expected: "a redis:// or rediss:// URL", example: "redis://127.0.0.1:6379" }
 )
 
@@ -223,21 +235,22 @@ export const redisUrlFromEnv: Effect.Effect<Option.Option<URL>, ConfigurationErr
  * What the Redis stores put before every key (`RedisStores.layer({ keyPrefix })`): `WALLETGATE_REDIS_KEY_PREFIX`, or
  * none for the stores' default (`walletgate:`). Every gateway of a fleet and the CLI that manages it use the same.
  */
-export const redisKeyPrefixFromEnv: Effect.Effect<Option.Option<string>, ConfigurationError> = read(
-  Config.option(
-    Config.schema(
-      Schema.String.check(
-        Schema.isPattern(/^[^{}\s]{1,64}$/, { message: "Expected 1 to 64 characters, no { } or space" })
-      ),
-      "WALLETGATE_REDIS_KEY_PREFIX"
-    )
-  ),
+export const redisKeyPrefixFromEnv: Effect.Effect<Option.Option<string>, ConfigurationError> = /* @__PURE__ */ setting(
+  () =>
+    Config.option(
+      Config.schema(
+        Schema.String.check(
+          Schema.isPattern(/^[^{}\s]{1,64}$/, { message: "Expected 1 to 64 characters, no { } or space" })
+        ),
+        "WALLETGATE_REDIS_KEY_PREFIX"
+      )
+    ),
   { name: "WALLETGATE_REDIS_KEY_PREFIX", expected: "1 to 64 characters without { } or spaces", example: "walletgate:" }
 )
 
 /** The tokens' issuer (`iss`): `WALLETGATE_ISSUER`, default `walletgate`. */
-export const issuerFromEnv: Effect.Effect<string, ConfigurationError> = read(
-  Config.NonEmptyString("WALLETGATE_ISSUER").pipe(Config.withDefault("walletgate")),
+export const issuerFromEnv: Effect.Effect<string, ConfigurationError> = /* @__PURE__ */ setting(
+  () => Config.NonEmptyString("WALLETGATE_ISSUER").pipe(Config.withDefault("walletgate")),
   {
     name: "WALLETGATE_ISSUER",
     expected: "the issuer the tokens carry, usually a URL",
@@ -284,7 +297,7 @@ export const signingKeysFromEnv = (issuer: string): Layer.Layer<never, Configura
  * Who may resolve user ids to wallet addresses (`kernelTx({ resolver: { access } })`): `WALLETGATE_RESOLVER`,
  * `app` (default: an app's token required) or `open` (anyone, as Paymagic's SDK asks; it links public ids to wallets).
  */
-export const resolverAccessFromEnv: Effect.Effect<"app" | "open", ConfigurationError> = read(
-  Config.Literals(["app", "open"], "WALLETGATE_RESOLVER").pipe(Config.withDefault("app" as const)),
+export const resolverAccessFromEnv: Effect.Effect<"app" | "open", ConfigurationError> = /* @__PURE__ */ setting(
+  () => Config.Literals(["app", "open"], "WALLETGATE_RESOLVER").pipe(Config.withDefault("app" as const)),
   { name: "WALLETGATE_RESOLVER", expected: "app or open", example: "open" }
 )

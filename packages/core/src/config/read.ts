@@ -60,3 +60,11 @@ export const read = <A>(config: Config.Config<A>, doc: SettingDoc): Effect.Effec
       Effect.flatMap((raw) => Effect.fail(explain(error, doc, raw)))
     )
   )
+
+/**
+ * A setting read when its effect runs: its `Config`, and the schema under it, is built then, not when the module is
+ * imported. Exported settings are declared `/* @__PURE__ *\/ setting(…)`, so a bundle drops those it never reads, and
+ * a function's init builds only the ones it reads.
+ */
+export const setting = <A>(config: () => Config.Config<A>, doc: SettingDoc): Effect.Effect<A, ConfigurationError> =>
+  Effect.suspend(() => read(config(), doc))

@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url"
 import { build } from "esbuild"
 import { describe, expect, it } from "vitest"
+import { bundleOptions } from "../../../../examples/lambda/scripts/build"
 import { exampleBundleSources, keptInputs } from "./exampleBundle"
 
 const at = (path: string) => fileURLToPath(new URL(path, import.meta.url))
@@ -120,6 +121,19 @@ describe("the example's Lambda function of phone sign-in (examples/lambda/src/si
     expect(sources.some((source) => source.endsWith("packages/core/src/otp/PhoneSignIn.ts"))).toBe(true)
     expect(sources.some((source) => source.includes("packages/store-redis/src/"))).toBe(true)
     expect(sources.filter((source) => VIEM.test(source) || CHAIN_MODULE.test(source))).toEqual([])
+  })
+
+  // Each setting is built when it is read (config/read.ts `setting`): one the function never reads is not in its
+  // bundle, and its schema is not built at import.
+  it("carries none of the settings it does not read (the wallet routes', the operator's)", async () => {
+    const text = async (name: "signIn" | "handler") =>
+      (await build({ ...bundleOptions(name), write: false, logLevel: "silent" })).outputFiles[0]?.text ?? ""
+    const unread = ["WALLETGATE_RESOLVER", "WALLETGATE_CLIENT_STATUSES", "WALLETGATE_IDENTITY_PROVIDERS"]
+    const signIn = await text("signIn")
+    expect(unread.filter((name) => signIn.includes(name))).toEqual([])
+    // The function of every route reads them: the check can fail.
+    const everyRoute = await text("handler")
+    expect(unread.filter((name) => everyRoute.includes(name))).toEqual(unread)
   })
 
   it("would hold them for the function of every route (the check can fail)", async () => {
