@@ -303,6 +303,16 @@ export class UserOperations extends Context.Service<
             // gas and fees, so the same hash. The EntryPoint runs it once, so it is one record: this request is
             // answered with the one already made, its reservation given back (docs/decisions.md).
             if (nonce !== undefined) {
+              // One request at a time looks up, records and sends an operation of a shared nonce, until the bundler
+              // answers: a request that signed the same operation waits, then finds the record only if its send stood
+              // (a refused one is discarded before the lock is freed), so no answer names a record that is then
+              // discarded. Held for one bundler call at most; another operation's hash is another lock.
+              yield* Effect.acquireRelease(
+                locks
+                  .acquire(`operation:${network.chainId}:${prepared.hash}`, settings.bundlerTimeoutMs + 10_000)
+                  .pipe(Effect.tapError(() => giveBack)),
+                (lock) => lock.release
+              )
               const same = (yield* log.findByHash(prepared.hash).pipe(Effect.tapError(() => giveBack))).find(
                 (record) =>
                   record.userOpHash === prepared.hash && record.kind === intent.kind && record.owner === intent.owner
@@ -359,7 +369,7 @@ export class UserOperations extends Context.Service<
             yield* Effect.annotateCurrentSpan("walletgate.user_op_hash", prepared.hash)
             yield* count(userOperations, { kind: record.kind, status: "submitted" })
             return record
-          })
+          }).pipe(Effect.scoped)
 
         const submit = <E = never, R = never>(submission: SubmitOptions<E, R>) =>
           Effect.gen(function* () {
