@@ -22,7 +22,7 @@ import {
   type UserOperationReceipt
 } from "viem/account-abstraction"
 import { bundlerErrors, count } from "../internal/telemetry"
-import { BundlerRefusedSetup, BundlerRejected, BundlerUnavailable, CallReverted } from "./errors"
+import { BundlerBusy, BundlerRefusedSetup, BundlerRejected, BundlerUnavailable, CallReverted } from "./errors"
 import { bundlerOutcome, operationOutcomes } from "./outcomes"
 import { decodeRevertReason } from "./revertReason"
 
@@ -39,7 +39,7 @@ export interface UserOperationGasEstimate {
 }
 
 /** A bundler's errors, classified by `operationOutcomes`; its estimate may show the execution reverts. */
-export type BundlerError = BundlerRejected | BundlerRefusedSetup | BundlerUnavailable | CallReverted
+export type BundlerError = BundlerRejected | BundlerRefusedSetup | BundlerBusy | BundlerUnavailable | CallReverted
 
 /** The ERC-7769 bundler of each network: the engine that includes user operations, their nonces and fees. */
 export class Bundler extends Context.Service<
@@ -179,6 +179,8 @@ const bundlerRefusal = (refusal: {
       return new BundlerRejected(refusal)
     case "BundlerRefusedSetup":
       return new BundlerRefusedSetup(refusal)
+    case "BundlerBusy":
+      return new BundlerBusy(refusal)
     default:
       return new BundlerUnavailable({
         chainId: refusal.chainId,

@@ -1,12 +1,24 @@
 import * as Schema from "effect/Schema"
 import type { ProblemSlice } from "../internal/problem"
-import { bundlerReason } from "./outcomes"
+import { bundlerReason, busyReason } from "./outcomes"
 
 /**
  * The bundler refused what the request makes the operation be (`AA21` prefund, `AA25` nonce, `AA10`, "already known",
  * invalid fields, …: `validation_refused` in `operationOutcomes`). Its `code` and `message` are the bundler's, for the log.
  */
 export class BundlerRejected extends Schema.TaggedError<BundlerRejected>()("BundlerRejected", {
+  chainId: Schema.Number,
+  method: Schema.String,
+  code: Schema.Number,
+  message: Schema.String
+}) {}
+
+/**
+ * The bundler refused the operation for a while, not for what it is (`bundler_busy` in `operationOutcomes`): its fees
+ * under the bundler's current minimum, or the sender's pending operations at the mempool's limit. Nothing was
+ * accepted; the same request sent again (priced anew) passes. Answered 503 `bundler_busy` with `Retry-After`.
+ */
+export class BundlerBusy extends Schema.TaggedError<BundlerBusy>()("BundlerBusy", {
   chainId: Schema.Number,
   method: Schema.String,
   code: Schema.Number,
@@ -132,6 +144,7 @@ export type ChainError =
   | BundlerRejected
   | BundlerRefusedSetup
   | BundlerUnavailable
+  | BundlerBusy
   | AccountDeploying
   | SponsorshipRefused
   | PaymasterUnavailable
@@ -199,6 +212,15 @@ export const chainProblems: ProblemSlice<ChainError> = {
     detail: (e) =>
       `The network's bundler refused the gateway's own part of the operation (${bundlerReason(e.message, e.code)}); nothing was executed. The operator must act; retrying will not help until then.`,
     extensions: (e) => ({ reason: bundlerReason(e.message, e.code) })
+  },
+  BundlerBusy: {
+    status: 503,
+    code: "bundler_busy",
+    title: "Bundler busy",
+    detail: (e) =>
+      `The network's bundler refused the operation for now (${busyReason(e.message)}); nothing was sent. Try again shortly.`,
+    headers: () => ({ "retry-after": "5" }),
+    extensions: (e) => ({ reason: busyReason(e.message) })
   },
   BundlerUnavailable: {
     status: 503,

@@ -13,6 +13,7 @@ export type OperationOutcome =
   | "validation_refused"
   | "setup_refused"
   | "account_deploying"
+  | "bundler_busy"
   | "node_unavailable"
   | "bundler_unavailable"
   | "sponsorship_refused"
@@ -28,6 +29,7 @@ export interface OutcomeRow {
     | "BundlerUnavailable"
     | "ChainUnavailable"
     | "AccountDeploying"
+    | "BundlerBusy"
     | "SponsorshipRefused"
     | "PaymasterUnavailable"
   /** The bundler's ERC-7769 codes that mean this outcome when the message names no `AAnn` reason. */
@@ -78,6 +80,13 @@ export const operationOutcomes: { readonly [K in OperationOutcome]: OutcomeRow }
    * without the deployment), never by the bundler's answer alone (its codes and classes name no row here).
    */
   account_deploying: { error: "AccountDeploying", bundlerCodes: [], aaClasses: [], retry: "yes" },
+  /**
+   * The bundler refused for a while, not for what the operation is: its fees below the bundler's current minimum
+   * (the base fee rose), a replacement not priced 10 % higher, or the sender's pending operations at the mempool's
+   * limit. Nothing was accepted; the same request, priced and sent again, passes (`busyMessages`, before `AAnn`: alto
+   * words the mempool limit as AA25).
+   */
+  bundler_busy: { error: "BundlerBusy", bundlerCodes: [], aaClasses: [], retry: "yes" },
   /** The node did not answer, timed out, or answered what is not JSON-RPC. */
   node_unavailable: { error: "ChainUnavailable", bundlerCodes: [], aaClasses: [], retry: "yes" },
   /**
@@ -118,10 +127,26 @@ const rows = Object.entries(operationOutcomes) as ReadonlyArray<[OperationOutcom
  */
 export const bundlerOutcome = (code: number, message: string): OperationOutcome => {
   if (code === -32521) return "execution_reverted"
+  if (busyMessages.test(message.slice(0, 4_096))) return "bundler_busy"
   const aa = /\bAA(\d)\d\b/.exec(message)?.[1]
   const matches = (row: OutcomeRow) => (aa === undefined ? row.bundlerCodes.includes(code) : row.aaClasses.includes(aa))
   return rows.find(([, row]) => matches(row))?.[0] ?? "bundler_unavailable"
 }
+
+/**
+ * What a bundler says when it refuses for a while (alto's words): fees under its minimum, a replacement priced too
+ * low, the sender's parallel or queued operations at the mempool's limit.
+ */
+const busyMessages =
+  /maxFeePerGas must be at least|maxPriorityFeePerGas must be at least|bump the gas price|Maximum number of (?:parallel|queued) user operations/i
+
+/** Why a bundler refused for a while ({@link busyMessages}), in the gateway's words. */
+export const busyReason = (message: string): string =>
+  /Maximum number of/i.test(message)
+    ? "the sender's pending operations are at the mempool's limit"
+    : /bump the gas price/i.test(message)
+      ? "a replacement must be priced 10 % higher"
+      : "fees under the bundler's current minimum"
 
 /** The outcome of a paymaster service's JSON-RPC error: the row naming its code, else the row of any code. */
 export const paymasterServiceOutcome = (code: number): "sponsorship_refused" | "paymaster_unavailable" =>

@@ -6,6 +6,7 @@ import { getAddress } from "viem"
 import { Forbidden } from "../auth/errors"
 import {
   type AccountDeploying,
+  type BundlerBusy,
   type BundlerRefusedSetup,
   type BundlerRejected,
   type CallReverted,
@@ -65,6 +66,7 @@ type PayoutError =
   | CallReverted
   | BundlerRejected
   | BundlerRefusedSetup
+  | BundlerBusy
   | PaymasterServiceError
   | GasCeilingExceeded
   | GasBudgetExhausted
@@ -239,6 +241,7 @@ export class Payouts extends Context.Service<
             Effect.catchTags({
               BundlerRejected: (error) => planTurnTaken(network, safe, nonce, error),
               BundlerRefusedSetup: (error) => planTurnTaken(network, safe, nonce, error),
+              BundlerBusy: (error) => planTurnTaken(network, safe, nonce, error),
               BundlerUnavailable: (error) => planTurnTaken(network, safe, nonce, error),
               CallReverted: (error) => planTurnTaken(network, safe, nonce, error),
               // The winner of a race of plan payouts can land between this one's balance read and its simulation,

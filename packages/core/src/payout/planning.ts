@@ -1,7 +1,13 @@
 import * as Effect from "effect/Effect"
 import { type Address, type BaseError, erc20Abi, getAddress, getContractError } from "viem"
 import type { BundlerError } from "../chain/Bundler"
-import { type BundlerRefusedSetup, type BundlerRejected, type CallReverted, ChainUnavailable } from "../chain/errors"
+import {
+  type BundlerBusy,
+  type BundlerRefusedSetup,
+  type BundlerRejected,
+  type CallReverted,
+  ChainUnavailable
+} from "../chain/errors"
 import { type Network, rpc } from "../chain/networks"
 import type { SafeAccount } from "../chain/safeAccount"
 import { readNonceSequence } from "../chain/safeOperation"
@@ -190,7 +196,10 @@ export const planTurnTaken = (
   safe: SafeAccount,
   nonce: OperationNonce | undefined,
   error: BundlerError | ChainUnavailable
-): Effect.Effect<never, PlanPayoutTaken | CallReverted | BundlerRejected | BundlerRefusedSetup | ChainUnavailable> =>
+): Effect.Effect<
+  never,
+  PlanPayoutTaken | CallReverted | BundlerRejected | BundlerRefusedSetup | BundlerBusy | ChainUnavailable
+> =>
   Effect.gen(function* () {
     if (nonce !== undefined) {
       const now = yield* planNonce(network, safe.address, safe.contracts.entryPoint).pipe(Effect.option)

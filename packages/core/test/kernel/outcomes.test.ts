@@ -158,6 +158,28 @@ describe("a batch's failures, classified", { tags: ["devnet"] }, () => {
       ],
       [-32505, "factory 0x01 is unstaked", 502, "upstream_refused", "an entity's stake is too low"],
       [-32506, "unsupported aggregator", 502, "upstream_refused", "unsupported signature aggregator"],
+      // alto's refusals for a while: the same request, priced and sent again, passes (never a final 4xx).
+      [
+        -32602,
+        "maxFeePerGas must be at least 2000000000 (current maxFeePerGas: 1000000000) - use pimlico_getUserOperationGasPrice to get the current gas price",
+        503,
+        "bundler_busy",
+        "fees under the bundler's current minimum"
+      ],
+      [
+        -32602,
+        "AA25 invalid account nonce: Maximum number of parallel user operations for that is allowed for this sender reached",
+        503,
+        "bundler_busy",
+        "the sender's pending operations are at the mempool's limit"
+      ],
+      [
+        -32602,
+        "AA25 invalid account nonce: User operation already present in mempool, bump the gas price by minimum 10%",
+        503,
+        "bundler_busy",
+        "a replacement must be priced 10 % higher"
+      ],
       [-32603, "Internal error", 503, "bundler_unavailable", ""],
       [-32601, "Method not supported: eth_estimateUserOperationGas", 503, "bundler_unavailable", ""]
     ]
