@@ -121,8 +121,8 @@ export interface PartServices {
 const PART_LOCK_MS = 120_000
 
 /**
- * Sends part `index` of the payout unless its record stands: under the part's lock, found → its record; not found →
- * signed on the part's own nonce, recorded under its derived id and sent. A refusal retrying cannot change (a reverting
+ * Sends part `index` of the payout unless its record stands: found → its record (no lock needed); not found, under
+ * the part's lock, looked up again, then signed on the part's own nonce, recorded under its derived id and sent. A refusal retrying cannot change (a reverting
  * recipient, the ceiling) is recorded as the part's final failure with its reason; any other failure leaves it unsent.
  */
 export const sendPart = (services: PartServices, context: PartsContext, index: number) =>
@@ -131,6 +131,10 @@ export const sendPart = (services: PartServices, context: PartsContext, index: n
     const details = manifest.details as unknown as ManifestDetails
     const range = details.parts[index] as PartRange
     const id = partRecordId(manifest.id, index)
+    // A part recorded is never signed again: found without its lock, which a process that died while sending it
+    // (after recording it) would hold until it expires.
+    const recorded = yield* services.log.find(id)
+    if (recorded !== undefined) return { _tag: "Recorded", record: recorded } satisfies PartOutcome
     const lock = yield* services.locks.acquire(`payout-part:${id}`, PART_LOCK_MS)
     return yield* Effect.gen(function* () {
       const existing = yield* services.log.find(id)

@@ -196,5 +196,5 @@ describe("a payout whose gateway process dies between recording and sending", ()
     const again = (await (await payout(second.base, "crash-bulk-1", body, bulk)).json()) as Record<string, unknown>
     expect(again).toMatchObject({ id: answer.id, hash: answer.hash })
     expect(await chain.executed(bulk)).toHaveLength(3)
-  })
+  }, 90_000)
 })
