@@ -1,3 +1,4 @@
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { type Address, getAddress } from "viem"
@@ -81,8 +82,19 @@ export type PartOutcome =
   | { readonly _tag: "Failed"; readonly record: TxRecord; readonly error: PartError }
   | { readonly _tag: "Unsent"; readonly error: PartError }
 
+/**
+ * Whether the bundler refused a part because its mempool already holds as many of the account's operations as it
+ * takes from one sender (ERC-7562 limits an unstaked sender to a few; alto: `--mempool-max-parallel-ops`, answered
+ * -32602 "AA25 invalid account nonce: Maximum number of parallel user operations …"): not the part's fault, and the
+ * inclusion of the account's earlier operations changes it.
+ */
+export const mempoolFull = (error: PartError): boolean =>
+  error._tag === "BundlerRejected" && /maximum number of (parallel|queued) user ?op(eration)?s/i.test(error.message)
+
 /** Why a part failed before anything was sent, as its problem says it, with the transfer it names. */
-const reasonOf = (error: Tagged, range: PartRange): PayoutOperation["reason"] | undefined => {
+const reasonOf = (error: PartError, range: PartRange): PayoutOperation["reason"] | undefined => {
+  // Waiting changes it: not final (the part stays unsent).
+  if (mempoolFull(error)) return undefined
   const table = { ...chainProblems, ...payoutProblems } as unknown as Readonly<Record<string, ProblemMapping<Tagged>>>
   const mapping = table[error._tag]
   // Retrying can change a 409 (another request holds the key), a 429 (a budget's window) and any 5xx: not final.
@@ -109,8 +121,8 @@ export interface PartServices {
 const PART_LOCK_MS = 120_000
 
 /**
- * Sends part `index` of the payout unless its record stands: under the part's lock, found → its record; not found →
- * signed on the part's own nonce, recorded under its derived id and sent. A refusal retrying cannot change (a reverting
+ * Sends part `index` of the payout unless its record stands: found → its record (no lock needed); not found, under
+ * the part's lock, looked up again, then signed on the part's own nonce, recorded under its derived id and sent. A refusal retrying cannot change (a reverting
  * recipient, the ceiling) is recorded as the part's final failure with its reason; any other failure leaves it unsent.
  */
 export const sendPart = (services: PartServices, context: PartsContext, index: number) =>
@@ -119,6 +131,10 @@ export const sendPart = (services: PartServices, context: PartsContext, index: n
     const details = manifest.details as unknown as ManifestDetails
     const range = details.parts[index] as PartRange
     const id = partRecordId(manifest.id, index)
+    // A part recorded is never signed again: found without its lock, which a process that died while sending it
+    // (after recording it) would hold until it expires.
+    const recorded = yield* services.log.find(id)
+    if (recorded !== undefined) return { _tag: "Recorded", record: recorded } satisfies PartOutcome
     const lock = yield* services.locks.acquire(`payout-part:${id}`, PART_LOCK_MS)
     return yield* Effect.gen(function* () {
       const existing = yield* services.log.find(id)
@@ -171,16 +187,59 @@ export const sendPart = (services: PartServices, context: PartsContext, index: n
   })
 
 /**
+ * How long one request waits in all for the inclusion of its payout's parts when the bundler's mempool holds as many
+ * of the account's operations as it takes ({@link mempoolFull}); past it the rest stay unsent for a retry to send.
+ */
+export const MEMPOOL_WAIT_MS = 20_000
+
+/** How often a part waiting for a place in the bundler's mempool reads whether an earlier part was included. */
+const INCLUSION_POLL_MS = 1_000
+
+/**
+ * Waits until one of `pending` (parts this request sent) is included or final, within `deadline` (epoch ms): true
+ * when one is (it is taken out of `pending`), false when none is pending or the time is up. A status that cannot be
+ * read counts as still pending.
+ */
+const awaitInclusion = (services: PartServices, network: Network, pending: Array<TxRecord>, deadline: number) =>
+  Effect.gen(function* () {
+    while (pending.length > 0) {
+      for (const [at, record] of pending.entries()) {
+        const now = yield* services.operations.status(record, network).pipe(Effect.option)
+        if (now._tag === "Some" && (isFinalStatus(now.value.status) || now.value.txHash !== undefined)) {
+          pending.splice(at, 1)
+          return true
+        }
+      }
+      if ((yield* Clock.currentTimeMillis) + INCLUSION_POLL_MS > deadline) return false
+      yield* Effect.sleep(INCLUSION_POLL_MS)
+    }
+    return false
+  })
+
+/**
  * Sends every part of the payout not recorded yet, one after the other, in order (each on its own nonce key, so none
  * waits for another's inclusion); stops at the first part that could not be sent for a reason a retry can change.
+ * A part the bundler refuses for its per-sender mempool limit is sent again once an earlier part this request sent
+ * is included, within {@link MEMPOOL_WAIT_MS} in all; past it, or with none of this request's parts pending, it
+ * stays unsent.
  */
 export const sendParts = (services: PartServices, context: PartsContext) =>
   Effect.gen(function* () {
     const details = context.manifest.details as unknown as ManifestDetails
     const outcomes: Array<PartOutcome> = []
+    const pending: Array<TxRecord> = []
+    const deadline = (yield* Clock.currentTimeMillis) + MEMPOOL_WAIT_MS
     for (const index of details.parts.keys()) {
-      const outcome = yield* sendPart(services, context, index)
+      let outcome = yield* sendPart(services, context, index)
+      while (
+        outcome._tag === "Unsent" &&
+        mempoolFull(outcome.error) &&
+        (yield* awaitInclusion(services, context.network, pending, deadline))
+      ) {
+        outcome = yield* sendPart(services, context, index)
+      }
       outcomes.push(outcome)
+      if (outcome._tag === "Recorded" && outcome.record.status === "submitted") pending.push(outcome.record)
       if (outcome._tag === "Unsent") break
     }
     return outcomes

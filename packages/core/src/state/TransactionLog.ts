@@ -116,13 +116,16 @@ export const recentLimit = (limit: number): number =>
 
 /**
  * The records of a listing among `found` (the newest of its window, read newest first, at most
- * {@link RECENT_SCAN_MAX}): those that stand and pass its filters, at most its limit.
+ * {@link RECENT_SCAN_MAX}): those that stand, are of a signed transaction (a `userOpHash` or a `txHash`: not a split
+ * payout's manifest, nor a part refused before it was signed, which its payout's answer shows) and pass its filters,
+ * at most its limit.
  */
 export const recentOf = (found: ReadonlyArray<TxRecord | undefined>, query: RecentQuery): ReadonlyArray<TxRecord> =>
   found
     .filter(
       (record): record is TxRecord =>
         record !== undefined &&
+        (record.userOpHash !== undefined || record.txHash !== undefined) &&
         (query.owner === undefined || record.owner === query.owner) &&
         (query.status === undefined || record.status === query.status)
     )

@@ -5,6 +5,8 @@ import type { AddressInfo } from "node:net"
  * How the proxy treats requests: pass them, answer late, answer garbage, refuse, never answer (any request,
  * or one method's, telling `onHang`), lose one method's answer, run `hook` once the node did one method's work and
  * before its answer goes back, or answer one method with a JSON-RPC error (as a bundler refusing an operation).
+ * `hangOn` and `errorOn` pass the method's first `skip` calls (since the mode was set); `errorOn` refuses `times`
+ * calls after those (all of them when unset), then passes.
  */
 export type ProxyMode =
   | { readonly _tag: "pass" }
@@ -12,10 +14,17 @@ export type ProxyMode =
   | { readonly _tag: "slow"; readonly ms: number }
   | { readonly _tag: "garbage" }
   | { readonly _tag: "hang" }
-  | { readonly _tag: "hangOn"; readonly method: string; readonly onHang?: () => void }
+  | { readonly _tag: "hangOn"; readonly method: string; readonly onHang?: () => void; readonly skip?: number }
   | { readonly _tag: "loseAnswerOf"; readonly method: string }
   | { readonly _tag: "afterWorkOf"; readonly method: string; readonly hook: () => Promise<void> | void }
-  | { readonly _tag: "errorOn"; readonly method: string; readonly code: number; readonly message: string }
+  | {
+      readonly _tag: "errorOn"
+      readonly method: string
+      readonly code: number
+      readonly message: string
+      readonly skip?: number
+      readonly times?: number
+    }
 
 /** One JSON-RPC call the proxy received. */
 export interface ProxiedCall {
@@ -59,6 +68,8 @@ export interface RpcProxy {
 /** Starts a proxy in front of `target` on a free port of 127.0.0.1, passing everything until told otherwise. */
 export const startRpcProxy = async (target: string): Promise<RpcProxy> => {
   let mode: ProxyMode = { _tag: "pass" }
+  // Calls of the mode's method seen since the mode was set (for `skip` and `times`).
+  let seen = 0
   let requests = 0
   let calls: Array<ProxiedCall> = []
   let failing = 0
@@ -81,7 +92,10 @@ export const startRpcProxy = async (target: string): Promise<RpcProxy> => {
       }
       // The connection stays open and silent until the proxy stops.
       if (current._tag === "hang") return
-      if (current._tag === "hangOn" && body.toString().includes(`"${current.method}"`)) {
+      const ofMethod =
+        (current._tag === "hangOn" || current._tag === "errorOn") && body.toString().includes(`"${current.method}"`)
+      const nth = ofMethod ? ++seen : 0
+      if (current._tag === "hangOn" && ofMethod && nth > (current.skip ?? 0)) {
         current.onHang?.()
         return
       }
@@ -92,7 +106,12 @@ export const startRpcProxy = async (target: string): Promise<RpcProxy> => {
       }
       if (current._tag === "errorOn") {
         const call = callsOf(body.toString())[0]
-        if (call?.method === current.method) {
+        const skip = current.skip ?? 0
+        if (
+          call?.method === current.method &&
+          nth > skip &&
+          nth <= skip + (current.times ?? Number.POSITIVE_INFINITY)
+        ) {
           const id = (JSON.parse(body.toString()) as { id?: unknown }).id ?? null
           res.writeHead(200, { "content-type": "application/json" })
           res.end(JSON.stringify({ jsonrpc: "2.0", id, error: { code: current.code, message: current.message } }))
@@ -134,6 +153,7 @@ export const startRpcProxy = async (target: string): Promise<RpcProxy> => {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     set: (next) => {
       mode = next
+      seen = 0
     },
     failNext: (count) => {
       failing = count

@@ -10,12 +10,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type RedisServer, startRedisServer } from "../../../store-redis/test/redis-server"
 import { startRpcProxy } from "../devnet/rpcProxy"
 import { freshAddress } from "../devnet/shared"
-import { devnetNetwork, startPayoutDevnet } from "./fixture"
+import { devnetNetwork, partSends, startPayoutDevnet } from "./fixture"
 import { startGatewayProcess } from "./gatewayProcess"
 
 // A gateway process killed (SIGKILL) after it recorded a payout's signed operation and linked it to the
 // Idempotency-Key, before the bundler got it; another process on the same Redis, retried with the same key, sends
-// that same operation (same hash) and the EntryPoint executes it once. The processes run the built packages.
+// that same operation (same hash) and the EntryPoint executes it once. Likewise for a payout in several operations
+// killed between its parts: the retry sends the rest, each part once. The processes run the built packages.
 const PREFIX = "crash:"
 
 type Chain = Awaited<ReturnType<typeof startPayoutDevnet>>
@@ -26,6 +27,8 @@ describe("a payout whose gateway process dies between recording and sending", ()
   let proxy: Awaited<ReturnType<typeof startRpcProxy>>
   let key = ""
   let account: Address
+  /** An account without a plan, for a payout in several operations. */
+  let bulk: Address
   const recipient = getAddress(freshAddress())
   const processes: Array<ChildProcess> = []
 
@@ -35,8 +38,12 @@ describe("a payout whose gateway process dies between recording and sending", ()
     proxy = await startRpcProxy(chain.devnet.bundlerUrl)
     const owner = privateKeyToAccount(deriveOwnerKey(chain.masterSecret, automationIdentity("crash"))).address
     account = automationSafe(owner, { accountKey: "crash" }).address
+    const bulkOwner = privateKeyToAccount(deriveOwnerKey(chain.masterSecret, automationIdentity("crash-bulk"))).address
+    bulk = automationSafe(bulkOwner, { accountKey: "crash-bulk" }).address
     const made = Effect.runSync(
-      makeApiKey({ mode: "test", networks: ["anvil"], accounts: [account] }).pipe(Effect.provide(SecureRandom.crypto))
+      makeApiKey({ mode: "test", networks: ["anvil"], accounts: [account, bulk] }).pipe(
+        Effect.provide(SecureRandom.crypto)
+      )
     )
     key = made.key
     // The account and the key, as the operator registered them in Redis.
@@ -54,9 +61,11 @@ describe("a payout whose gateway process dies between recording and sending", ()
             reserve: "0"
           }
         })
+        yield* (yield* AutomationAccounts).save({ address: bulk, network: "anvil", accountKey: "crash-bulk" })
       }).pipe(Effect.provide(Layer.fresh(RedisStores.layer({ url: redis.url, keyPrefix: PREFIX }))))
     )
     await chain.fund(account, 5_000n)
+    await chain.fund(bulk, 5_000n)
   })
   afterAll(async () => {
     for (const one of processes) one.kill("SIGKILL")
@@ -76,16 +85,30 @@ describe("a payout whose gateway process dies between recording and sending", ()
       processes
     )
 
-  const payout = (base: string, idempotencyKey?: string) =>
-    fetch(`${base}/v1/anvil/account/${account}/payout/disperse`, {
+  const payout = (base: string, idempotencyKey?: string, body: unknown = {}, from: Address = account) =>
+    fetch(`${base}/v1/anvil/account/${from}/payout/disperse`, {
       method: "POST",
       headers: {
         "content-type": "application/json",
         "x-api-key": key,
         ...(idempotencyKey === undefined ? {} : { "idempotency-key": idempotencyKey })
       },
-      body: "{}"
+      body: JSON.stringify(body)
     })
+
+  /** Reads the payout until it is no longer `submitted` (20 s at most). */
+  const settled = async (base: string, from: Address, answer: Record<string, unknown>) => {
+    let status = answer
+    const deadline = Date.now() + 20_000
+    while (status.status === "submitted" && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      const read = await fetch(`${base}/v1/anvil/account/${from}/payout/${String(answer.id)}`, {
+        headers: { "x-api-key": key }
+      })
+      status = (await read.json()) as Record<string, unknown>
+    }
+    return status
+  }
 
   it("is sent once, as it was recorded, by a retry with the same key on a restarted gateway", async () => {
     const first = await startGateway()
@@ -108,15 +131,7 @@ describe("a payout whose gateway process dies between recording and sending", ()
     expect(retried.status).toBe(200)
     const body = (await retried.json()) as Record<string, unknown>
     expect(body).toMatchObject({ status: "submitted", userOpHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) })
-    let status: Record<string, unknown> = body
-    const deadline = Date.now() + 20_000
-    while (status.status === "submitted" && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100))
-      const read = await fetch(`${second.base}/v1/anvil/account/${account}/payout/${String(body.id)}`, {
-        headers: { "x-api-key": key }
-      })
-      status = (await read.json()) as Record<string, unknown>
-    }
+    const status = await settled(second.base, account, body)
     expect(status).toMatchObject({ status: "confirmed", userOpHash: body.userOpHash })
     const executed = await chain.executed(account)
     expect(executed.map((event) => event.args.userOpHash)).toEqual([body.userOpHash])
@@ -129,4 +144,57 @@ describe("a payout whose gateway process dies between recording and sending", ()
     expect(keyless.code).toBe("nothing_to_disperse")
     expect(await chain.executed(account)).toHaveLength(1)
   })
+
+  it("pays a payout in several operations exactly once when its gateway dies between parts and a restarted one is retried with the key", async () => {
+    // 200 native transfers: 3 operations within the default ceiling.
+    const recipients = Array.from({ length: 200 }, () => getAddress(freshAddress()))
+    const body = {
+      assets: recipients.map(() => zeroAddress),
+      amounts: recipients.map(() => "1"),
+      recipients,
+      unit: "base"
+    }
+    const first = await startGateway()
+    let hung: () => void = () => {}
+    const atTheBundler = new Promise<void>((resolve) => {
+      hung = resolve
+    })
+    proxy.reset()
+    // The first part reaches the bundler; the process dies while the second part's send is on the way.
+    proxy.set({ _tag: "hangOn", method: "eth_sendUserOperation", skip: 1, onHang: () => hung() })
+    const request = payout(first.base, "crash-bulk-1", body, bulk).catch((error: unknown) => error)
+    await atTheBundler
+    first.process.kill("SIGKILL")
+    expect(await request).toBeInstanceOf(Error)
+    proxy.set({ _tag: "pass" })
+    const beforeRestart = proxy.calls().length
+
+    const second = await startGateway()
+    const retried = await payout(second.base, "crash-bulk-1", body, bulk)
+    expect(retried.status).toBe(200)
+    const answer = (await retried.json()) as Record<string, unknown>
+    const operations = answer.operations as ReadonlyArray<{ userOpHash?: string }>
+    expect(operations).toHaveLength(3)
+    const status = await settled(second.base, bulk, answer)
+    expect(status).toMatchObject({ id: answer.id, status: "confirmed" })
+
+    const id = String(answer.id)
+    const killed = partSends(proxy.calls().slice(0, beforeRestart), id, 3)
+    const all = partSends(proxy.calls(), id, 3)
+    // Before the kill: the first part sent, the second on its way, the third never signed.
+    expect(killed.map((part) => part.sends)).toEqual([1, 1, 0])
+    // Each part one signed operation, whoever sent it (re-sent as it was, never signed again), executed once.
+    expect(all.map((part) => part.signed)).toEqual([1, 1, 1])
+    const executed = await chain.executed(bulk)
+    expect(executed.map((event) => event.args.userOpHash).sort()).toEqual(
+      operations.map((operation) => operation.userOpHash).sort()
+    )
+    const balances = await Promise.all(recipients.map((recipient) => chain.balance(recipient)))
+    expect(balances.every((balance) => balance === 1n)).toBe(true)
+
+    // Again with the key: the same payout, nothing more sent or executed.
+    const again = (await (await payout(second.base, "crash-bulk-1", body, bulk)).json()) as Record<string, unknown>
+    expect(again).toMatchObject({ id: answer.id, hash: answer.hash })
+    expect(await chain.executed(bulk)).toHaveLength(3)
+  }, 90_000)
 })

@@ -1,10 +1,16 @@
 import { embeddedPorts, type Gateway, type GatewayPorts, makeGateway } from "@walletgate/core"
 import { automationIdentity, deriveOwnerKey, type NetworkConfig, type SpendLimitsOptions } from "@walletgate/core/chain"
-import { type ApiKeyRecord, type AutomationAccount, automationSafe, type PayoutPlan } from "@walletgate/core/payout"
+import {
+  type ApiKeyRecord,
+  type AutomationAccount,
+  automationSafe,
+  type PayoutPlan,
+  partNonceKey
+} from "@walletgate/core/payout"
 import type { Layer, Logger } from "effect"
 import type { Address, Hash } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
-import { startRpcProxy } from "../devnet/rpcProxy"
+import { type ProxiedCall, startRpcProxy } from "../devnet/rpcProxy"
 import {
   deployDevnetToken,
   freshMasterSecret,
@@ -91,6 +97,8 @@ export const startPayoutFixture = async (options: {
   readonly bundlerProxy?: boolean
   /** The gateway's largest request body (large payouts). */
   readonly bodyLimit?: number
+  /** Serves the operator API (`/v1/operator/*`) to this Bearer token (at least 32 characters). */
+  readonly operatorToken?: string
 }) => {
   const chain = await startPayoutDevnet()
   const proxy = options.bundlerProxy === true ? await startRpcProxy(chain.devnet.bundlerUrl) : undefined
@@ -115,7 +123,8 @@ export const startPayoutFixture = async (options: {
       embeddedPorts({ masterSecret: chain.masterSecret, networks, apiKeys, automationAccounts })
     ),
     ...(process.env.PAYOUT_DEBUG === undefined ? { loggers: options.loggers ?? [] } : {}),
-    ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit })
+    ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),
+    ...(options.operatorToken === undefined ? {} : { operatorTokens: [{ id: "ops", token: options.operatorToken }] })
   })
   const call = jsonCaller(gateway)
   /** Reads the payout's status by id until it is final (20 s at most). */
@@ -139,3 +148,17 @@ export const startPayoutFixture = async (options: {
 
 /** A hash as viem types it. */
 export const asHash = (value: unknown): Hash => value as Hash
+
+/**
+ * For each of the `parts` operations of split payout `payoutId`: how many times `calls` (a bundler proxy's) sent it
+ * (`eth_sendUserOperation` on the part's nonce key), and how many different signed operations those were.
+ */
+export const partSends = (calls: ReadonlyArray<ProxiedCall>, payoutId: string, parts: number) =>
+  Array.from({ length: parts }, (_, index) => {
+    const key = partNonceKey(payoutId, index)
+    const sent = calls
+      .filter((call) => call.method === "eth_sendUserOperation")
+      .map((call) => call.params[0] as { readonly nonce?: unknown; readonly signature?: unknown } | undefined)
+      .filter((op) => typeof op?.nonce === "string" && BigInt(op.nonce) >> 64n === key)
+    return { sends: sent.length, signed: new Set(sent.map((op) => op?.signature)).size }
+  })

@@ -248,6 +248,10 @@ export const transactionLogContract: ReadonlyArray<PortContractCase<TransactionL
       ])
       yield* log.discard(submitted(6).id)
       yield* expectEqual("discarded", yield* log.recent({ limit: 1 }), newestFirst.slice(1, 2))
+      // A record of nothing signed (a split payout's manifest) is not a transaction: never listed.
+      const { txHash: _, ...manifest } = submitted(7, { details: { parts: [{ from: 0, to: 1 }] } })
+      yield* log.save(manifest)
+      yield* expectEqual("unsigned", yield* log.recent({ limit: 1 }), newestFirst.slice(1, 2))
     })
   )
 ]
