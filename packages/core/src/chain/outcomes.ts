@@ -140,9 +140,13 @@ export const bundlerOutcome = (code: number, message: string): OperationOutcome 
 const busyMessages =
   /maxFeePerGas must be at least|maxPriorityFeePerGas must be at least|bump the gas price|Maximum number of (?:parallel|queued) user operations/i
 
+/** Whether a bundler's refusal says the sender's pending operations are at its mempool's limit (alto's words). */
+export const mempoolLimited = (message: string): boolean =>
+  /Maximum number of (?:parallel|queued) user ?op(?:eration)?s/i.test(message.slice(0, 4_096))
+
 /** Why a bundler refused for a while ({@link busyMessages}), in the gateway's words. */
 export const busyReason = (message: string): string =>
-  /Maximum number of/i.test(message)
+  mempoolLimited(message)
     ? "the sender's pending operations are at the mempool's limit"
     : /bump the gas price/i.test(message)
       ? "a replacement must be priced 10 % higher"

@@ -15,6 +15,7 @@ import {
 } from "../chain/errors"
 import type { AccountIdentity } from "../chain/identity"
 import type { Network } from "../chain/networks"
+import { mempoolLimited } from "../chain/outcomes"
 import type { PaymasterServiceError } from "../chain/paymasterService"
 import type { GasPayer, SpendPolicy } from "../chain/SpendPolicy"
 import type { SafeAccount } from "../chain/safeAccount"
@@ -88,8 +89,7 @@ export type PartOutcome =
  * -32602 "AA25 invalid account nonce: Maximum number of parallel user operations …"): not the part's fault, and the
  * inclusion of the account's earlier operations changes it.
  */
-export const mempoolFull = (error: PartError): boolean =>
-  error._tag === "BundlerRejected" && /maximum number of (parallel|queued) user ?op(eration)?s/i.test(error.message)
+export const mempoolFull = (error: PartError): boolean => error._tag === "BundlerBusy" && mempoolLimited(error.message)
 
 /** Why a part failed before anything was sent, as its problem says it, with the transfer it names. */
 const reasonOf = (error: PartError, range: PartRange): PayoutOperation["reason"] | undefined => {
@@ -125,7 +125,13 @@ const PART_LOCK_MS = 120_000
  * the part's lock, looked up again, then signed on the part's own nonce, recorded under its derived id and sent. A refusal retrying cannot change (a reverting
  * recipient, the ceiling) is recorded as the part's final failure with its reason; any other failure leaves it unsent.
  */
-export const sendPart = (services: PartServices, context: PartsContext, index: number) =>
+export const sendPart = (
+  services: PartServices,
+  context: PartsContext,
+  index: number,
+  /** False: a part over the gas ceiling stays unsent, to be estimated again (see {@link sendParts}). */
+  ceilingFinal = true
+) =>
   Effect.gen(function* () {
     const { manifest, network } = context
     const details = manifest.details as unknown as ManifestDetails
@@ -167,7 +173,7 @@ export const sendPart = (services: PartServices, context: PartsContext, index: n
         )
       if (Result.isSuccess(sent)) return { _tag: "Recorded", record: sent.success } satisfies PartOutcome
       const error = sent.failure
-      const reason = reasonOf(error, range)
+      const reason = !ceilingFinal && error._tag === "GasCeilingExceeded" ? undefined : reasonOf(error, range)
       if (reason === undefined) return { _tag: "Unsent", error } satisfies PartOutcome
       // Final: recorded so that a retry answers the same payout and never sends this part (nothing of it was sent).
       const failed: TxRecord = {
@@ -230,12 +236,19 @@ export const sendParts = (services: PartServices, context: PartsContext) =>
     const pending: Array<TxRecord> = []
     const deadline = (yield* Clock.currentTimeMillis) + MEMPOOL_WAIT_MS
     for (const index of details.parts.keys()) {
-      let outcome = yield* sendPart(services, context, index)
+      // A bundler's estimate of a part taken while earlier parts of the same sender wait in its mempool was seen at
+      // twice the part's gas (6.96 M for 87 native transfers counted 3.5 M, over the ceiling): such a part is
+      // estimated again once an earlier part is included, and refused for good only if it is still over (a recipient
+      // that needs more gas than counted).
+      let outcome = yield* sendPart(services, context, index, pending.length === 0)
       while (
         outcome._tag === "Unsent" &&
-        mempoolFull(outcome.error) &&
+        (mempoolFull(outcome.error) || outcome.error._tag === "GasCeilingExceeded") &&
         (yield* awaitInclusion(services, context.network, pending, deadline))
       ) {
+        outcome = yield* sendPart(services, context, index, outcome.error._tag !== "GasCeilingExceeded")
+      }
+      if (outcome._tag === "Unsent" && outcome.error._tag === "GasCeilingExceeded") {
         outcome = yield* sendPart(services, context, index)
       }
       outcomes.push(outcome)
