@@ -54,7 +54,7 @@ export {
   testnetSpendLimits
 } from "./SpendPolicy"
 export { canonicalSafe4337Contracts, type SafeAccount, type SafeCall, safeProxyCreationCode } from "./safeAccount"
-export { AddressString, HexBytes, TxHash, Uint256String } from "./schemas"
+export { AddressString, HexBytes, Uint256String } from "./schemas"
 export {
   identitySafe,
   type OperationIntent,

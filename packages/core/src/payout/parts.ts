@@ -43,7 +43,7 @@ export interface ManifestDetails {
 export const isManifest = (record: TxRecord): boolean => Array.isArray(record.details.parts)
 
 /** The id of part `index` of payout `payoutId`'s record. */
-export const partRecordId = (payoutId: string, index: number): string => `${payoutId}:part:${index}`
+const partRecordId = (payoutId: string, index: number): string => `${payoutId}:part:${index}`
 
 /** The payout a part's record belongs to, if it is one. */
 export const payoutOfPart = (record: TxRecord): string | undefined =>
@@ -76,7 +76,7 @@ export type PartError =
  * Where one part stands after a send attempt: its record (found, or made now), refused for good (`Failed`: its
  * record says why, nothing was sent), or not sent for a reason a retry can change (`Unsent`).
  */
-export type PartOutcome =
+type PartOutcome =
   | { readonly _tag: "Recorded"; readonly record: TxRecord }
   | { readonly _tag: "Failed"; readonly record: TxRecord; readonly error: PartError }
   | { readonly _tag: "Unsent"; readonly error: PartError }
@@ -113,7 +113,7 @@ const PART_LOCK_MS = 120_000
  * signed on the part's own nonce, recorded under its derived id and sent. A refusal retrying cannot change (a reverting
  * recipient, the ceiling) is recorded as the part's final failure with its reason; any other failure leaves it unsent.
  */
-export const sendPart = (services: PartServices, context: PartsContext, index: number) =>
+const sendPart = (services: PartServices, context: PartsContext, index: number) =>
   Effect.gen(function* () {
     const { manifest, network } = context
     const details = manifest.details as unknown as ManifestDetails

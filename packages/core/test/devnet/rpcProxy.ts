@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net"
  * or one method's, telling `onHang`), lose one method's answer, run `hook` once the node did one method's work and
  * before its answer goes back, or answer one method with a JSON-RPC error (as a bundler refusing an operation).
  */
-export type ProxyMode =
+type ProxyMode =
   | { readonly _tag: "pass" }
   | { readonly _tag: "down" }
   | { readonly _tag: "slow"; readonly ms: number }
@@ -18,7 +18,7 @@ export type ProxyMode =
   | { readonly _tag: "errorOn"; readonly method: string; readonly code: number; readonly message: string }
 
 /** One JSON-RPC call the proxy received. */
-export interface ProxiedCall {
+interface ProxiedCall {
   readonly method: string
   readonly params: ReadonlyArray<unknown>
 }
