@@ -31,7 +31,7 @@ import {
 // the request's transfers), before anything is signed.
 
 /** The decimals of the native coin of every network walletgate serves (ETH, MATIC, …). */
-export const NATIVE_DECIMALS = 18
+const NATIVE_DECIMALS = 18
 
 // An address without code answers every call with empty data, which would read as a node fault (503): it is the
 // caller's mistake, so it is looked for first and refused before anything is sent.

@@ -43,8 +43,6 @@ const PriceApiResponse = Schema.Struct({
   eth: Price,
   tokens: Schema.Record(Schema.String, Schema.NullOr(Price))
 })
-/** An answer of the price API. */
-type PriceApiResponse = typeof PriceApiResponse.Type
 
 /** Where USD prices of ETH and tokens come from. A token without a price is shown `unsupported`. */
 export class PriceOracle extends Context.Service<

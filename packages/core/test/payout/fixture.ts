@@ -1,9 +1,10 @@
 import { embeddedPorts, type Gateway, type GatewayPorts, makeGateway } from "@walletgate/core"
-import { automationIdentity, deriveOwnerKey, type NetworkConfig, type SpendLimitsOptions } from "@walletgate/core/chain"
+import { automationIdentity, type NetworkConfig, type SpendLimitsOptions } from "@walletgate/core/chain"
 import { type ApiKeyRecord, type AutomationAccount, automationSafe, type PayoutPlan } from "@walletgate/core/payout"
 import type { Layer, Logger } from "effect"
 import type { Address, Hash } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
+import { deriveOwnerKey } from "../../src/chain/KeyVault"
 import { startRpcProxy } from "../devnet/rpcProxy"
 import {
   deployDevnetToken,
