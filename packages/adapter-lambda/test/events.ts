@@ -174,7 +174,7 @@ export const eventFor = (kind: EventKind, request: ConformanceRequest): LambdaHt
 }
 
 /** What the client receives for `result`, reading only the fields the event's source reads for `kind`. */
-export const responseOf = (kind: EventKind, result: LambdaHttpResult): ConformanceResponse => {
+const responseOf = (kind: EventKind, result: LambdaHttpResult): ConformanceResponse => {
   const headers: Record<string, string> = {}
   const setCookie: Array<string> = []
   const add = (name: string, value: string) => {

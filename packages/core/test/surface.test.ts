@@ -57,6 +57,18 @@ describe("the public surface of @walletgate/core", () => {
     expect(names.length).toBeLessThan(80)
   })
 
+  it("exports at most 200 distinct runtime names across its entries", async () => {
+    const loaded = await Promise.all(
+      Object.keys(packageExports()).map(async (subpath) => {
+        const specifier = subpath === "." ? "@walletgate/core" : `@walletgate/core/${subpath.slice(2)}`
+        return Object.keys(await import(/* @vite-ignore */ specifier))
+      })
+    )
+    expect(loaded).toHaveLength(Object.keys(entries).length)
+    const names = new Set(loaded.flat())
+    expect(names.size).toBeLessThanOrEqual(200)
+  })
+
   it("exports names one by one: no entry re-exports a whole module", () => {
     const starred = Object.values(entries).filter((file) =>
       /^export \*/m.test(readFileSync(join(PACKAGE, file), "utf8"))

@@ -25,9 +25,9 @@ import { CLOCK_TOLERANCE_SECONDS, joseReason, SigningKeys } from "./SigningKeys"
 import { USER_TOKEN_AUDIENCE, USER_TOKEN_TYPE } from "./tokens"
 
 /** The `aud` of access tokens. */
-export const ACCESS_TOKEN_AUDIENCE = "walletgate:api"
+const ACCESS_TOKEN_AUDIENCE = "walletgate:api"
 /** The `typ` of access tokens (RFC 9068). */
-export const ACCESS_TOKEN_TYPE = "at+jwt"
+const ACCESS_TOKEN_TYPE = "at+jwt"
 
 /** Client credentials as presented to `POST /v1/auth`. */
 export interface ClientCredentials {
@@ -51,7 +51,7 @@ export interface AppAuthOptions {
 }
 
 /** The reserved kind of test identities: `test:<anything>`, for test-mode apps on test networks only. */
-export const TEST_IDENTITY_KIND = "test"
+const TEST_IDENTITY_KIND = "test"
 
 /** Where a wallet request runs, as far as proving its user is concerned. */
 export interface UserScope {

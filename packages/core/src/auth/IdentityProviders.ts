@@ -9,13 +9,13 @@ export const ProviderName = Schema.String.check(
 )
 
 /** The name of the native phone sign-in: registered by walletgate itself, with the user JWT of verifyOTP. */
-export const PHONE_PROVIDER = "phone"
+const PHONE_PROVIDER = "phone"
 
 /**
  * The name of phone-number identities (`tel:+14155552671`): the wallet of a number, proven by the user JWT of
  * verifyOTP for that number, and known before its owner ever signs in.
  */
-export const TEL_PROVIDER = "tel"
+const TEL_PROVIDER = "tel"
 
 /**
  * Names walletgate owns, which the operator cannot register: the native sign-in and its obvious aliases

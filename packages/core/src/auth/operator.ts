@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto"
 
 /** The shortest operator token accepted: 32 characters (e.g. `openssl rand -hex 32` gives 64). */
-export const OPERATOR_TOKEN_MIN_LENGTH = 32
+const OPERATOR_TOKEN_MIN_LENGTH = 32
 
 /** One operator token and the id the audit log names its bearer by (`api:<id>@<address>`). */
 export interface OperatorToken {
@@ -12,7 +12,7 @@ export interface OperatorToken {
 }
 
 /** The id of the single `operatorToken` (`WALLETGATE_OPERATOR_TOKEN`) among the operator tokens. */
-export const DEFAULT_OPERATOR_TOKEN_ID = "default"
+const DEFAULT_OPERATOR_TOKEN_ID = "default"
 
 const digest = (value: string): Buffer => createHash("sha256").update(value, "utf8").digest()
 

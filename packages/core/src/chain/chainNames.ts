@@ -3,7 +3,7 @@
  * SDK sends for them (`polygonamoy`, `degen-chain`), each to its chain id. A request's `chain` may use any of
  * them for a network the gateway serves; the gateway's own slug and the decimal chain id work too.
  */
-export const CHAIN_NAMES: ReadonlyMap<string, number> = new Map([
+const CHAIN_NAMES: ReadonlyMap<string, number> = new Map([
   ["eth", 1],
   ["oeth", 10],
   ["bnb", 56],

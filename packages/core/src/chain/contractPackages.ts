@@ -136,7 +136,7 @@ export const deterministicDeployerAddress: Address = "0x4e59b44847b379578588920c
 export const entryPoint07Salt: Hash = "0x90d8084deab30c2a37c45e8d47f49f2f7965183cb6990a98943ef94940681de3"
 
 /** A contract's canonical address and, where `@safe-global/safe-deployments` publishes it, its runtime code hash. */
-export interface CanonicalContract {
+interface CanonicalContract {
   readonly address: Address
   /** keccak256 of the runtime code, as published; undefined where the registry has none. */
   readonly codeHash: Hash | undefined

@@ -1,41 +1,25 @@
 // `@walletgate/core/chain`: networks, owner keys, account identities, the spend policy and the chain's errors.
 // Contract bytecode and deployment are under `@walletgate/core/devnet`.
 
+export { Bundler, type BundlerEndpoint, type BundlerError, makeJsonRpcBundler, type UserOperation07 } from "./Bundler"
 export {
-  Bundler,
-  type BundlerEndpoint,
-  type BundlerError,
-  makeJsonRpcBundler,
-  type UserOperation07
-} from "./Bundler"
-export { CHAIN_NAMES, chainIdOfName } from "./chainNames"
-export {
-  AccountDeploying,
-  BundlerRefusedSetup,
-  BundlerRejected,
-  BundlerUnavailable,
-  CallReverted,
+  type AccountDeploying,
+  type BundlerRefusedSetup,
+  type BundlerRejected,
+  type BundlerUnavailable,
+  type CallReverted,
   type ChainError,
   ChainUnavailable,
-  chainProblems,
-  GasBudgetExhausted,
-  GasCeilingExceeded,
-  PaymasterUnavailable,
-  SponsorshipRefused,
-  UnsupportedChain
+  type GasBudgetExhausted,
+  type GasCeilingExceeded,
+  type PaymasterUnavailable,
+  type SponsorshipRefused,
+  type UnsupportedChain
 } from "./errors"
-export {
-  AccountIdentity,
-  accountSalt,
-  automationIdentity,
-  testUserIdentity,
-  userIdOf,
-  userWalletIdentity
-} from "./identity"
-export { deriveOwnerKey, KeyVault } from "./KeyVault"
+export { type AccountIdentity, accountSalt, automationIdentity, testUserIdentity, userWalletIdentity } from "./identity"
+export { KeyVault } from "./KeyVault"
 export type { NetworkClient, NetworkReads } from "./networkClient"
 export {
-  bundlerEndpoints,
   type Erc4337Common,
   type Erc4337Config,
   type Erc4337Settings,
@@ -43,8 +27,8 @@ export {
   type NetworkConfig,
   Networks
 } from "./networks"
-export { bundlerReason, type OperationOutcome, type OutcomeRow, operationOutcomes } from "./outcomes"
-export { type PaymasterServiceConfig, paymasterServiceClient } from "./paymasterService"
+export type { OperationOutcome, OutcomeRow } from "./outcomes"
+export type { PaymasterServiceConfig } from "./paymasterService"
 export {
   type GasPayer,
   liveSpendLimits,
@@ -53,12 +37,11 @@ export {
   SpendPolicy,
   testnetSpendLimits
 } from "./SpendPolicy"
-export { canonicalSafe4337Contracts, type SafeAccount, type SafeCall, safeProxyCreationCode } from "./safeAccount"
-export { AddressString, HexBytes, TxHash, Uint256String } from "./schemas"
+export type { SafeAccount, SafeCall } from "./safeAccount"
 export {
   identitySafe,
   type OperationIntent,
   type OperationStatus,
-  UserOperations,
+  type UserOperations,
   type UserOperationsOptions
 } from "./UserOperations"

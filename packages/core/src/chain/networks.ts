@@ -63,7 +63,7 @@ export interface Erc4337Common {
  * Ceilings on the fees offered per gas (wei): the offer is lowered to them; while the base fee alone is above
  * `maxFeePerGas`, no operation is signed (`GasPriceAboveCap`).
  */
-export interface FeeCaps {
+interface FeeCaps {
   readonly maxFeePerGas?: bigint
   readonly maxPriorityFeePerGas?: bigint
 }

@@ -12,8 +12,6 @@ import type { PaymasterFields } from "./verifyingPaymaster"
 // is estimated, `pm_getPaymasterData` once it is final and the spend policy reserved it. Everything the service answers
 // is bounded and checked here, before any of it reaches an operation (docs/security.md).
 
-export { PaymasterUnavailable, SponsorshipRefused }
-
 /** The errors of asking a paymaster service. */
 export type PaymasterServiceError = PaymasterUnavailable | SponsorshipRefused
 
@@ -28,16 +26,16 @@ export interface PaymasterServiceConfig {
 }
 
 /** The most bytes of a service's answer read; a longer one is malformed. */
-export const maxPaymasterAnswerBytes = 16_384
+const maxPaymasterAnswerBytes = 16_384
 
 /** The most bytes of `paymasterData` taken from a service (the VerifyingPaymaster's is 129). */
-export const maxPaymasterDataBytes = 2_048
+const maxPaymasterDataBytes = 2_048
 
 /** The most gas a service may ask for a paymaster's validation or post-operation. */
 export const maxPaymasterGas = 1_000_000n
 
 /** The most bytes of a configured `context` once serialised. */
-export const maxPaymasterContextBytes = 4_096
+const maxPaymasterContextBytes = 4_096
 
 const AddressHex = Schema.String.check(Schema.isPattern(/^0x[0-9a-fA-F]{40}$/, { message: "Expected an address" }))
 

@@ -1,17 +1,17 @@
 import { type Abi, decodeErrorResult, type Hex } from "viem"
-import { sweeperArtifact, testTokenArtifact } from "./artifacts"
+import { sweeperArtifact } from "./artifacts"
 
-// The custom errors of walletgate's own contracts (the dust sweeper, the test token), to name them when decoded.
-const knownErrors: Abi = [...sweeperArtifact.abi, ...testTokenArtifact.abi].filter((item) => item.type === "error")
+// The custom errors of walletgate's own production contract (the dust sweeper), to name them when decoded.
+const knownErrors: Abi = sweeperArtifact.abi.filter((item) => item.type === "error")
 
 /**
  * The most revert data decoded, in bytes: a contract chooses its revert data (a reverting token sent 1 MB in the
  * test), so more is named by its size and first bytes, never decoded or answered whole.
  */
-export const MAX_REVERT_DATA_BYTES = 4096
+const MAX_REVERT_DATA_BYTES = 4096
 
 /** The longest revert reason answered or logged, in characters; a longer one is cut and ends with `…`. */
-export const MAX_REVERT_REASON_CHARS = 256
+const MAX_REVERT_REASON_CHARS = 256
 
 /** The revert data shown when it is not decoded: its first 64 bytes. */
 const shownBytes = 64

@@ -8,8 +8,6 @@ import {
   getCreate2Address,
   type Hash,
   type Hex,
-  hashMessage,
-  hashTypedData,
   keccak256,
   type LocalAccount,
   serializeErc6492Signature,
@@ -127,7 +125,7 @@ const safeProxyFactoryAbi = [
  * `executeUserOpWithErrorString(address to, uint256 value, bytes data, uint8 operation)` and
  * `getOperationHash(PackedUserOperation userOp) view returns (bytes32)`.
  */
-export const safe4337ModuleAbi = [
+const safe4337ModuleAbi = [
   {
     type: "function",
     name: "executeUserOpWithErrorString",
@@ -283,7 +281,7 @@ export const safeBatchCallData = (account: SafeAccount, calls: ReadonlyArray<Saf
 }
 
 /** Safe4337Module 0.3.0's EIP-712 `SafeOp` (domain: chain id and the module's address). */
-export const safeOperationTypes = {
+const safeOperationTypes = {
   SafeOp: [
     { name: "safe", type: "address" },
     { name: "nonce", type: "uint256" },
@@ -344,7 +342,7 @@ export const paymasterAndDataOf = (op: SafeOperationFields): Hex =>
       )
 
 /** The EIP-712 `SafeOp` an owner signs for `op` on `chainId`. */
-export const safeOperationTypedData = (
+const safeOperationTypedData = (
   account: SafeAccount,
   op: SafeOperationFields,
   chainId: number,
@@ -458,25 +456,3 @@ export const signSafeHash = async (
     ? signature
     : serializeErc6492Signature({ address: account.factory, data: account.factoryData, signature })
 }
-
-/** The Safe's signature of an EIP-191 message ({@link signSafeHash} of its `hashMessage`). */
-export const signSafeMessage = (
-  account: SafeAccount,
-  message: string,
-  options: {
-    readonly chainId: number
-    readonly signers: ReadonlyArray<LocalAccount>
-    readonly state: SafeDeploymentState
-  }
-): Promise<Hex> => signSafeHash(account, hashMessage(message), options)
-
-/** The Safe's signature of EIP-712 typed data ({@link signSafeHash} of its `hashTypedData`). */
-export const signSafeTypedData = (
-  account: SafeAccount,
-  typedData: TypedDataDefinition,
-  options: {
-    readonly chainId: number
-    readonly signers: ReadonlyArray<LocalAccount>
-    readonly state: SafeDeploymentState
-  }
-): Promise<Hex> => signSafeHash(account, hashTypedData(typedData), options)

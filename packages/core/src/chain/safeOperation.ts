@@ -1,15 +1,6 @@
 import * as Effect from "effect/Effect"
-import {
-  type Address,
-  BaseError,
-  type Hash,
-  type Hex,
-  InsufficientFundsError,
-  type LocalAccount,
-  parseEventLogs,
-  size
-} from "viem"
-import { entryPoint07Abi, getUserOperationHash, type UserOperationReceipt } from "viem/account-abstraction"
+import { type Address, BaseError, type Hash, type Hex, InsufficientFundsError, type LocalAccount, size } from "viem"
+import { entryPoint07Abi, getUserOperationHash } from "viem/account-abstraction"
 import { Bundler, type BundlerError, type UserOperation07 } from "./Bundler"
 import type { NetworkReads } from "./networkClient"
 import type { PaymasterServiceClient, PaymasterServiceError, PaymasterStub } from "./paymasterService"
@@ -99,7 +90,7 @@ export const readAccountChainState = async (
 }
 
 /** Gas limits of an operation, set by the caller (no estimation round trip). */
-export interface OperationGasLimits {
+interface OperationGasLimits {
   readonly callGasLimit: bigint
   readonly verificationGasLimit: bigint
   readonly preVerificationGas: bigint
@@ -117,14 +108,14 @@ export type GasSource =
   | { readonly kind: "given"; readonly limits: OperationGasLimits }
 
 /** A VerifyingPaymaster sponsorship signed by the gateway's paymaster signer. */
-export interface VerifyingPaymasterSponsor {
+interface VerifyingPaymasterSponsor {
   readonly paymaster: Address
   readonly signer: LocalAccount
   readonly window: SponsorshipWindow
 }
 
 /** A sponsorship asked of an ERC-7677 paymaster service: stub data before the estimate, final data after approval. */
-export interface PaymasterServiceSponsor {
+interface PaymasterServiceSponsor {
   readonly service: PaymasterServiceClient
 }
 
@@ -156,7 +147,7 @@ export interface PrepareSafeOperation {
  * The most gas an operation can be charged for: its call, verification and pre-verification gas, and the
  * paymaster's validation and post-operation gas. What a spend policy reserves before the operation is sponsored.
  */
-export const operationGasCeiling = (op: SafeOperationFields): bigint =>
+const operationGasCeiling = (op: SafeOperationFields): bigint =>
   op.callGasLimit +
   op.verificationGasLimit +
   op.preVerificationGas +
@@ -315,24 +306,8 @@ export const prepareSafeOperation = <E = never, R = never>(
     return { op, hash, gasFrom }
   })
 
-/**
- * The revert data of an operation that was included but whose calls reverted, from the EntryPoint's
- * `UserOperationRevertReason` event in its receipt's logs (bundlers do not all fill the receipt's `reason`);
- * undefined when the receipt has no such event.
- */
-export const operationRevertData = (receipt: UserOperationReceipt): Hex | undefined => {
-  const events = parseEventLogs({
-    abi: entryPoint07Abi,
-    eventName: "UserOperationRevertReason",
-    // The bundle's transaction receipt: an operation's own `logs` leave out the EntryPoint's events.
-    logs: receipt.receipt.logs
-  })
-  const event = events.find((log) => log.args.userOpHash === receipt.userOpHash)
-  return event?.args.revertReason
-}
-
 /** The first call of a batch that reverts, with its revert data, when the calls run one after another. */
-export interface BatchRevert {
+interface BatchRevert {
   /** Zero-based index of the failing call. */
   readonly index: number
   /** The call's revert data (`0x` when it gave none). */

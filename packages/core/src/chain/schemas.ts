@@ -28,6 +28,3 @@ export const Uint256String = Schema.String.check(
 export const HexBytes = Schema.String.check(
   Schema.isPattern(/^(?:0x)?(?:[0-9a-fA-F]{2})*$/, { message: "Expected an even number of hex digits" })
 )
-
-/** A transaction hash. */
-export const TxHash = Schema.String.check(Schema.isPattern(/^0x[0-9a-f]{64}$/))

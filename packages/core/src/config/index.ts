@@ -15,12 +15,7 @@ export {
   signingKeysFromEnv,
   smsSenderFromEnv
 } from "./env"
-export {
-  deployerKeyFromEnv,
-  gatewayNetworksFromEnv,
-  type NetworkSettingsOptions,
-  networkSettingsFromEnv
-} from "./networksEnv"
-export { type NetworkEntry, type NetworkSettings, NetworksFile, parseAmount } from "./networksFile"
+export { gatewayNetworksFromEnv, type NetworkSettingsOptions, networkSettingsFromEnv } from "./networksEnv"
+export type { NetworkEntry, NetworkSettings, NetworksFile } from "./networksFile"
 export { ConfigurationError } from "./read"
 export { telemetryFromEnv } from "./telemetry"

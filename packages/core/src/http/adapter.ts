@@ -3,7 +3,6 @@
 // the mount prefix, and the answers for a request the adapter itself cannot take.
 export {
   type BodySource,
-  declaresBodyOver,
   type FetchOptions,
   type Gateway,
   type GatewayRequest,
@@ -13,15 +12,12 @@ export {
   type HostStream,
   handleReadingBody,
   internalFailure,
-  joinedHeaderValue,
-  methodTakesBody,
   pathBelow,
   type ResponseHeaders,
   readBodyWithin,
   readRequestBody,
   refusal,
-  singleValuedHeaders,
-  webHeaders
+  singleValuedHeaders
 } from "./contract"
 export { UnsupportedEvent } from "./errors"
-export { internalErrorDocument, PROBLEM_JSON, type ProblemDocument } from "./problem"
+export { internalErrorDocument, type ProblemDocument } from "./problem"

@@ -71,7 +71,7 @@ export const singleValuedHeaders = (headers: HostHeaders): Readonly<Record<strin
 const BODYLESS_METHODS = new Set(["GET", "HEAD", "DELETE", "OPTIONS"])
 
 /** Whether an adapter should read a body for this method (GET, HEAD, DELETE and OPTIONS carry none here). */
-export const methodTakesBody = (method: string): boolean => !BODYLESS_METHODS.has(method.toUpperCase())
+const methodTakesBody = (method: string): boolean => !BODYLESS_METHODS.has(method.toUpperCase())
 
 /** A body as adapters hand it to {@link readBodyWithin}: an (async) iterable of chunks, a Node stream among them. */
 export type BodySource = AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>
@@ -223,9 +223,6 @@ export const webHeaders = (headers: ResponseHeaders): Headers => {
   }
   return out
 }
-
-/** One string per header, for a destination that holds one per name: several values joined with `, ` (RFC 9110 §5.3). */
-export const joinedHeaderValue = (value: HeaderValue): string => (typeof value === "string" ? value : value.join(", "))
 
 /** What a web-standard runtime knows of a request beyond the `Request` itself. */
 export interface FetchOptions {

@@ -42,7 +42,7 @@ import { type BodyMedia, type Reply, type Route, type RouteContext, SerialisedJs
 import { makeRouter } from "./router"
 
 /** The default largest body: 100 KiB. */
-export const DEFAULT_BODY_LIMIT = 100 * 1024
+const DEFAULT_BODY_LIMIT = 100 * 1024
 
 /** How to build a gateway from routes and the layer that provides what they need. */
 export interface GatewayOptions<R, E> {

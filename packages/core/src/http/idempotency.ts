@@ -16,7 +16,7 @@ import { InvalidRequest } from "./errors"
 import type { Reply } from "./route"
 
 /** The same Idempotency-Key came with another request. Answered 422 `idempotency_key_reused`. */
-export class IdempotencyKeyReused extends Schema.TaggedError<IdempotencyKeyReused>()("IdempotencyKeyReused", {}) {}
+class IdempotencyKeyReused extends Schema.TaggedError<IdempotencyKeyReused>()("IdempotencyKeyReused", {}) {}
 
 /**
  * The operation was recorded and may have been sent, but how it stands could not be read (a store or a
@@ -59,7 +59,7 @@ export const idempotencyProblems: ProblemSlice<IdempotencyError> = {
 }
 
 /** How long idempotency records are kept once an operation is linked or an answer stored (docs/security.md). */
-export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000
+const IDEMPOTENCY_TTL_MS = 24 * 3_600_000
 
 /**
  * How long a claim that linked no operation holds its key: the request has sent nothing, so a request that

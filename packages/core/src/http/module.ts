@@ -65,7 +65,7 @@ export type PortsOf<M extends ReadonlyArray<GatewayModule<unknown, never>>> = Ex
 >
 
 /** The services a set of modules provides. */
-export type ServicesOf<M extends ReadonlyArray<GatewayModule<unknown, never>>> = ServicesOfModule<M[number]>
+type ServicesOf<M extends ReadonlyArray<GatewayModule<unknown, never>>> = ServicesOfModule<M[number]>
 
 // Distributed over the union of modules, one module at a time.
 type PortsOfModule<T> = T extends GatewayModule<infer P, infer _S> ? P : never

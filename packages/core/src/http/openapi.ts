@@ -9,7 +9,7 @@ import { PROBLEM_JSON } from "./problem"
 import type { Route, RouteSecurity } from "./route"
 
 /** What the document needs of a problem slice: each mapping's status, code and title. */
-export type ProblemCodes = {
+type ProblemCodes = {
   readonly [tag: string]: { readonly status: number; readonly code: string; readonly title: string }
 }
 

@@ -17,7 +17,7 @@ export interface ProblemDocument {
 }
 
 /** The `type` URI of a problem code. */
-export const problemType = (code: string): string => `urn:walletgate:problem:${code}`
+const problemType = (code: string): string => `urn:walletgate:problem:${code}`
 
 /** The answer to `error` by `mapping`: its problem document and the headers it adds. */
 export const problemOf = <E extends Tagged>(

@@ -44,7 +44,7 @@ export const MAX_WAIT_SECONDS = 10
 const FULL_READ_MS = 1_000
 
 /** The answer shape of a kernel transaction record, with what its status read found (the including transaction). */
-export const kernelTxView = (
+const kernelTxView = (
   record: TxRecord,
   found: Pick<OperationStatus, "status" | "txHash" | "blockNumber"> = record as Pick<
     OperationStatus,

@@ -1,7 +1,7 @@
 // `@walletgate/core/kernel`: wallet transactions of signed-in users (`POST /v1/kernel/tx`) and the ERC-4337 pipeline module they share with payouts.
-export { DelegatecallUnsupported, type KernelError, kernelProblems, TxNotFound } from "./errors"
-export { Kernel, type KernelOptions, kernelTxView, MAX_WAIT_SECONDS, type TxLookup } from "./Kernel"
+export type { DelegatecallUnsupported, KernelError, TxNotFound } from "./errors"
+export type { Kernel, KernelOptions, TxLookup } from "./Kernel"
 export { type KernelTxOptions, type KernelTxPorts, kernelTx, type PipelinePorts, pipeline } from "./module"
-export { MAX_RESOLVED_USER_IDS, ResolveRequest, ResolveResponse, type ResolverOptions } from "./resolver"
-export { KernelTxRequest, KernelTxResponse, TxStatusRequest } from "./schemas"
-export { SignRequest, SignResponse } from "./sign"
+export type { ResolveRequest, ResolveResponse, ResolverOptions } from "./resolver"
+export type { KernelTxRequest, KernelTxResponse, TxStatusRequest } from "./schemas"
+export type { SignRequest, SignResponse } from "./sign"

@@ -10,7 +10,7 @@ import { admit, RateLimiter } from "../state/RateLimiter"
 import { UserIdParam } from "./schemas"
 
 /** Most user ids in one `POST /v1/resolver`. */
-export const MAX_RESOLVED_USER_IDS = 50
+const MAX_RESOLVED_USER_IDS = 50
 
 /** Body of `POST /v1/resolver`: the user ids whose wallet addresses are asked for. */
 export const ResolveRequest = Schema.Struct({

@@ -73,7 +73,7 @@ export class AuditLog extends Context.Service<
 }
 
 /** The retention of {@link AuditLogOptions}, checked: a whole number of ms from 1 to ten years. */
-export const auditRetention = (options: AuditLogOptions): number => {
+const auditRetention = (options: AuditLogOptions): number => {
   const retentionMs = options.retentionMs ?? AUDIT_RETENTION_DEFAULT_MS
   if (!Number.isInteger(retentionMs) || retentionMs < 1 || retentionMs > 3650 * 86_400_000) {
     throw new RangeError(`audit retentionMs must be a whole number from 1 to ${3650 * 86_400_000}`)

@@ -24,7 +24,7 @@ export const operatorGuardProblems: ProblemSlice<OperatorUnauthorized> = {
 }
 
 /** Requests to the operator API per client address per minute, by default (tokens or not). */
-export const OPERATOR_REQUESTS_PER_MINUTE_DEFAULT = 60
+const OPERATOR_REQUESTS_PER_MINUTE_DEFAULT = 60
 
 /** Settings of {@link operatorGuard}. */
 export interface OperatorGuardOptions {

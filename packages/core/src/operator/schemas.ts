@@ -33,7 +33,7 @@ export const AuditAction = Schema.Literals([
 export type AuditAction = typeof AuditAction.Type
 
 /** The most characters of one audit field (actor, target, request id, a detail's value). */
-export const AUDIT_FIELD_MAX = 256
+const AUDIT_FIELD_MAX = 256
 
 const Field = Schema.String.check(Schema.isMaxLength(AUDIT_FIELD_MAX))
 

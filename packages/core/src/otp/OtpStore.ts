@@ -136,5 +136,5 @@ const ISSUED: IssueOutcome = { _tag: "Issued" }
 const HELD: IssueOutcome = { _tag: "Held" }
 
 /** Constant-time comparison of two hex digests. */
-export const sameHash = (a: string, b: string): boolean =>
+const sameHash = (a: string, b: string): boolean =>
   a.length === b.length && timingSafeEqual(Buffer.from(a, "hex"), Buffer.from(b, "hex"))

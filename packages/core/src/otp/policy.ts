@@ -77,7 +77,7 @@ const positive = (name: string, value: number, max = Number.MAX_SAFE_INTEGER): n
 }
 
 /** Applies the defaults of {@link OtpPolicyOptions} and checks its bounds. */
-export const resolveOtpPolicy = (options: OtpPolicyOptions): OtpPolicyValues => {
+const resolveOtpPolicy = (options: OtpPolicyOptions): OtpPolicyValues => {
   const testPhones = new Map<string, TestPhone>()
   for (const [phone, code] of Object.entries(options.testPhones ?? {})) {
     if (!Schema.is(PhoneE164)(phone)) {

@@ -1,11 +1,10 @@
 // `@walletgate/core/payout`: payouts from automation accounts, authenticated by API keys.
 export {
-  ApiKeyMode,
+  type ApiKeyMode,
   ApiKeyRecord,
   ApiKeyStore,
   apiKeyFileStore,
   createApiKey,
-  hashApiKey,
   listApiKeys,
   makeApiKey,
   type NewApiKey,
@@ -15,11 +14,10 @@ export {
   type AutomationAccount,
   AutomationAccounts,
   automationSafe,
-  NATIVE_ASSET,
   PayoutPlan,
   registerAutomationAccount
 } from "./accounts"
-export {
+export type {
   AccountNotFound,
   AmountPrecision,
   AssetDecimalsUnknown,
@@ -28,29 +26,25 @@ export {
   InvalidApiKey,
   NoPayoutPlan,
   NothingToDisperse,
-  type PayoutError,
+  PayoutError,
   PayoutNotFound,
   PlanPayoutTaken,
-  payoutProblems,
   UnknownNetwork
 } from "./errors"
 export { type PayoutPorts, payouts } from "./module"
-export { Payouts } from "./Payouts"
-export { NATIVE_DECIMALS, PLAN_PAYOUT_NONCE_KEY } from "./planning"
+export type { Payouts } from "./Payouts"
 export {
-  AmountString,
-  AmountUnit,
-  AssetAmount,
-  AutomateStatus,
+  type AmountString,
+  type AmountUnit,
+  type AssetAmount,
+  type AutomateStatus,
   automateStatuses,
-  DisperseRequest,
-  MAX_TRANSFERS,
-  PayoutOperation,
-  PayoutResponse,
-  Transfer,
-  TransferRequest,
-  TxPath
+  type DisperseRequest,
+  type PayoutOperation,
+  type PayoutResponse,
+  type Transfer,
+  type TransferRequest,
+  type TxPath
 } from "./schemas"
 export { type PartRange, partNonceKey, type Split, splitPayout, type TransferKind } from "./split"
-export { PartStatus, PayoutStatus, payoutStatusOf } from "./status"
-export { toBaseUnits } from "./transfers"
+export { type PartStatus, type PayoutStatus, payoutStatusOf } from "./status"

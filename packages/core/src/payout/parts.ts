@@ -45,7 +45,7 @@ export interface ManifestDetails {
 export const isManifest = (record: TxRecord): boolean => Array.isArray(record.details.parts)
 
 /** The id of part `index` of payout `payoutId`'s record. */
-export const partRecordId = (payoutId: string, index: number): string => `${payoutId}:part:${index}`
+const partRecordId = (payoutId: string, index: number): string => `${payoutId}:part:${index}`
 
 /** The payout a part's record belongs to, if it is one. */
 export const payoutOfPart = (record: TxRecord): string | undefined =>
@@ -78,7 +78,7 @@ export type PartError =
  * Where one part stands after a send attempt: its record (found, or made now), refused for good (`Failed`: its
  * record says why, nothing was sent), or not sent for a reason a retry can change (`Unsent`).
  */
-export type PartOutcome =
+type PartOutcome =
   | { readonly _tag: "Recorded"; readonly record: TxRecord }
   | { readonly _tag: "Failed"; readonly record: TxRecord; readonly error: PartError }
   | { readonly _tag: "Unsent"; readonly error: PartError }
@@ -89,7 +89,7 @@ export type PartOutcome =
  * -32602 "AA25 invalid account nonce: Maximum number of parallel user operations …"): not the part's fault, and the
  * inclusion of the account's earlier operations changes it.
  */
-export const mempoolFull = (error: PartError): boolean => error._tag === "BundlerBusy" && mempoolLimited(error.message)
+const mempoolFull = (error: PartError): boolean => error._tag === "BundlerBusy" && mempoolLimited(error.message)
 
 /** Why a part failed before anything was sent, as its problem says it, with the transfer it names. */
 const reasonOf = (error: PartError, range: PartRange): PayoutOperation["reason"] | undefined => {
@@ -125,7 +125,7 @@ const PART_LOCK_MS = 120_000
  * the part's lock, looked up again, then signed on the part's own nonce, recorded under its derived id and sent. A refusal retrying cannot change (a reverting
  * recipient, the ceiling) is recorded as the part's final failure with its reason; any other failure leaves it unsent.
  */
-export const sendPart = (
+const sendPart = (
   services: PartServices,
   context: PartsContext,
   index: number,
@@ -196,7 +196,7 @@ export const sendPart = (
  * How long one request waits in all for the inclusion of its payout's parts when the bundler's mempool holds as many
  * of the account's operations as it takes ({@link mempoolFull}); past it the rest stay unsent for a retry to send.
  */
-export const MEMPOOL_WAIT_MS = 20_000
+const MEMPOOL_WAIT_MS = 20_000
 
 /** How often a part waiting for a place in the bundler's mempool reads whether an earlier part was included. */
 const INCLUSION_POLL_MS = 1_000

@@ -37,12 +37,12 @@ import {
 // the request's transfers), before anything is signed.
 
 /** The decimals of the native coin of every network walletgate serves (ETH, MATIC, …). */
-export const NATIVE_DECIMALS = 18
+const NATIVE_DECIMALS = 18
 
 // An address without code answers every call with empty data, which would read as a node fault (503): it is the
 // caller's mistake, so it is looked for first and refused before anything is sent.
 /** Fails `AssetNotAToken` unless the asset has contract code. */
-export const hasCode = (network: Network, asset: Address) =>
+const hasCode = (network: Network, asset: Address) =>
   rpc(network, "getCode", () => network.publicClient.getCode({ address: asset })).pipe(
     Effect.flatMap((code) =>
       code === undefined || code === "0x" ? Effect.fail(new AssetNotAToken({ asset })) : Effect.void
@@ -50,7 +50,7 @@ export const hasCode = (network: Network, asset: Address) =>
   )
 
 /** The balance of `account`, the asset's code already checked. */
-export const balanceOfChecked = (network: Network, account: Address, asset: Address) =>
+const balanceOfChecked = (network: Network, account: Address, asset: Address) =>
   asset === NATIVE_ASSET
     ? rpc(network, "getBalance", () => network.publicClient.getBalance({ address: account }))
     : rpc(network, "balanceOf", () =>
@@ -63,7 +63,7 @@ export const balanceOfChecked = (network: Network, account: Address, asset: Addr
       )
 
 /** The balance of `account` in the asset, its code checked first (an ERC-20). */
-export const balanceOf = (network: Network, account: Address, asset: Address) =>
+const balanceOf = (network: Network, account: Address, asset: Address) =>
   asset === NATIVE_ASSET
     ? balanceOfChecked(network, account, asset)
     : hasCode(network, asset).pipe(Effect.andThen(balanceOfChecked(network, account, asset)))
@@ -75,7 +75,7 @@ export const balanceOf = (network: Network, account: Address, asset: Address) =>
  * formatted: formatting grows with the decimals (viem's `formatUnits` is quadratic in them), and a contract
  * chooses them.
  */
-export const decimalsOfChecked = (
+const decimalsOfChecked = (
   network: Network,
   asset: Address
 ): Effect.Effect<number | undefined, ChainUnavailable | AssetDecimalsUnknown> =>

@@ -32,7 +32,7 @@ export interface RateLimit {
  * The scope of a limit's key, the part before its first `:` (the whole key without one). A store keeps the keys
  * of a scope together (on Redis, in one hash slot), which is what lets one call count several of them atomically.
  */
-export const rateScopeOf = (key: string): string => {
+const rateScopeOf = (key: string): string => {
   const colon = key.indexOf(":")
   return colon === -1 ? key : key.slice(0, colon)
 }

@@ -27,7 +27,7 @@ export type TxStatus = typeof TxStatus.Type
 export type FinalTxStatus = Exclude<TxStatus, "submitted">
 
 /** The statuses each status may move to; a final status moves to none. */
-export const txTransitions: { readonly [S in TxStatus]: ReadonlyArray<TxStatus> } = {
+const txTransitions: { readonly [S in TxStatus]: ReadonlyArray<TxStatus> } = {
   submitted: ["submitted", "confirmed", "reverted", "dropped"],
   confirmed: [],
   reverted: [],
@@ -68,7 +68,7 @@ export interface TxRecord {
 }
 
 /** Whether `hash` (any case) is the record's user operation's hash or its including transaction's. */
-export const hasHash = (record: TxRecord, hash: string): boolean => {
+const hasHash = (record: TxRecord, hash: string): boolean => {
   const wanted = hash.toLowerCase()
   return record.userOpHash?.toLowerCase() === wanted || record.txHash?.toLowerCase() === wanted
 }
@@ -111,7 +111,7 @@ export interface RecentQuery {
 }
 
 /** A listing's limit clamped to 1…{@link RECENT_LIST_MAX} (a non-number reads as the maximum). */
-export const recentLimit = (limit: number): number =>
+const recentLimit = (limit: number): number =>
   Number.isFinite(limit) ? Math.min(RECENT_LIST_MAX, Math.max(1, Math.floor(limit))) : RECENT_LIST_MAX
 
 /**

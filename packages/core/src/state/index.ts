@@ -2,7 +2,7 @@
 // store such as `@walletgate/redis` implements.
 export { AccountLocks, type HeldLock } from "./AccountLocks"
 export { clientGroupOf } from "./clientGroup"
-export { RateLimited, type StateError, StoreUnavailable, stateProblems } from "./errors"
+export { type RateLimited, type StateError, StoreUnavailable } from "./errors"
 export { type GasBudget, GasLedger, type GasReservation } from "./GasLedger"
 export {
   type IdempotencyClaim,
@@ -13,21 +13,16 @@ export {
   type OperationLinker,
   type StoredReply
 } from "./IdempotencyStore"
-export { type RateDecision, type RateLimit, RateLimiter, rateScopeOf, sharedRateScope } from "./RateLimiter"
+export { type RateDecision, type RateLimit, RateLimiter, sharedRateScope } from "./RateLimiter"
 export {
   type FinalTxStatus,
-  hasHash,
-  isFinalStatus,
   RECENT_INDEX_MAX,
-  RECENT_LIST_MAX,
   RECENT_SCAN_MAX,
   type RecentQuery,
-  recentLimit,
   recentOf,
   standingWithHash,
   TransactionLog,
   type TxOutcome,
   type TxRecord,
-  TxStatus,
-  txTransitions
+  TxStatus
 } from "./TransactionLog"

@@ -347,7 +347,7 @@ const required = <A>(
  * The longest `symbol()` taken from a token, in UTF-16 code units: a contract chooses its symbol, and it is stored in
  * the order index and answered in every listing. A longer one is not read (the token list's symbol, or `UNKNOWN`).
  */
-export const MAX_SYMBOL_LENGTH = 64
+const MAX_SYMBOL_LENGTH = 64
 
 /** The metadata whose `decimals()` result is at `index` and `symbol()` result right after it. */
 const metadataAt = (results: ReadonlyArray<CallResult>, index: number): TokenMetadata => {

@@ -39,12 +39,10 @@ const Price = Schema.Finite.check(Schema.isGreaterThan(0))
  * `{"eth": 3012.5, "tokens": {"0xa0b8…": 0.9998, "0xdead…": null}}`: USD prices, positive numbers; a
  * token that is absent or `null` has no price. Any other answer counts as the API being unavailable.
  */
-export const PriceApiResponse = Schema.Struct({
+const PriceApiResponse = Schema.Struct({
   eth: Price,
   tokens: Schema.Record(Schema.String, Schema.NullOr(Price))
 })
-/** An answer of the price API. */
-export type PriceApiResponse = typeof PriceApiResponse.Type
 
 /** Where USD prices of ETH and tokens come from. A token without a price is shown `unsupported`. */
 export class PriceOracle extends Context.Service<

@@ -7,14 +7,7 @@ export {
   type TokenHolding,
   type TokenMetadata
 } from "./BalanceReader"
-export {
-  IndexSyncing,
-  InvalidAddress,
-  PriceUnavailable,
-  type SweeperError,
-  SweeperNotConfigured,
-  sweeperProblems
-} from "./errors"
+export type { IndexSyncing, InvalidAddress, PriceUnavailable, SweeperError, SweeperNotConfigured } from "./errors"
 export { type SweeperPorts, sweeper } from "./module"
 export {
   byPosition,
@@ -26,7 +19,7 @@ export {
   OrderIndex
 } from "./OrderIndex"
 export { type HttpPriceOptions, PriceOracle, type Prices, type PriceTable } from "./PriceOracle"
-export { type LookupError, SweeperLookups } from "./SweeperLookups"
-export { OpenOrder, Order, PastOrder, PortfolioEntry, TokenStatus, WalletInfo } from "./schemas"
+export type { LookupError, SweeperLookups } from "./SweeperLookups"
+export { OpenOrder, Order, type PastOrder, type PortfolioEntry, type TokenStatus, WalletInfo } from "./schemas"
 export { type SweeperOptions, SweeperSettings, type SweeperValues } from "./settings"
 export { type SupportedToken, TokenRegistry } from "./TokenRegistry"

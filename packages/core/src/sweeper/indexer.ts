@@ -39,7 +39,7 @@ export const indexIdOf = (network: Network, tokens: ReadonlyArray<SupportedToken
 }
 
 /** The failures of a catch-up. */
-export type CatchUpError = ChainUnavailable | PriceUnavailable | IndexSyncing | StoreUnavailable
+type CatchUpError = ChainUnavailable | PriceUnavailable | IndexSyncing | StoreUnavailable
 
 /** The order indexer: reads logs into the `OrderIndex` up to a block. */
 export interface OrderIndexer {

@@ -6,12 +6,12 @@ import * as Schema from "effect/Schema"
 // or ETH value, and a balance older than the index has no known last transfer.
 
 /** An ISO 8601 UTC timestamp, as `Date.prototype.toISOString` writes it. */
-export const IsoTimestamp = Schema.String.check(
+const IsoTimestamp = Schema.String.check(
   Schema.isPattern(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/, { message: "Expected an ISO 8601 UTC timestamp" })
 )
 
 /** A non-negative decimal amount in whole units (`"12.5"`), sent as a string so that no digit is lost. */
-export const DecimalString = Schema.String.check(
+const DecimalString = Schema.String.check(
   Schema.isPattern(/^(?:0|[1-9]\d*)(?:\.\d*[1-9])?$/, { message: "Expected a decimal amount such as 12.5" })
 )
 

@@ -149,7 +149,7 @@ describe("a second chain made ready by the CLI", { tags: ["devnet"] }, () => {
     expect(first.output).toMatch(/staked\s+VerifyingPaymaster\s.*0\.1 ETH/)
     const paymaster = /"address": "(0x[0-9a-fA-F]{40})"/.exec(first.output)?.[1]
     paymasterAddress = paymaster
-    expect(paymaster).toBeDefined()
+    expect(paymaster).toMatch(/^0x[0-9a-fA-F]{40}$/)
     alto = await startAlto({
       rpcUrl: anvil.rpcUrl,
       entryPoints: [canonicalSafe4337().entryPoint.address],

@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net"
  * `hangOn` and `errorOn` pass the method's first `skip` calls (since the mode was set); `errorOn` refuses `times`
  * calls after those (all of them when unset), then passes.
  */
-export type ProxyMode =
+type ProxyMode =
   | { readonly _tag: "pass" }
   | { readonly _tag: "down" }
   | { readonly _tag: "slow"; readonly ms: number }

@@ -10,12 +10,15 @@ import {
   getAddress,
   type Hash,
   type Hex,
+  hashMessage,
+  hashTypedData,
   http,
   type LocalAccount,
   parseAbi,
-  parseEther
+  parseEther,
+  parseEventLogs
 } from "viem"
-import { toPackedUserOperation, type UserOperationReceipt } from "viem/account-abstraction"
+import { entryPoint07Abi, toPackedUserOperation, type UserOperationReceipt } from "viem/account-abstraction"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { beforeAll, describe, expect, it } from "vitest"
 import { testTokenArtifact } from "../../src/chain/artifacts"
@@ -26,13 +29,11 @@ import {
   type SafeAccount,
   type SafeCall,
   safeAccount,
-  signSafeMessage,
-  signSafeOperation,
-  signSafeTypedData
+  signSafeHash,
+  signSafeOperation
 } from "../../src/chain/safeAccount"
 import {
   type GasSource,
-  operationRevertData,
   type PreparedSafeOperation,
   prepareSafeOperation,
   readAccountChainState,
@@ -52,6 +53,15 @@ import {
 
 const tokenAbi = testTokenArtifact.abi
 const tokenErrors = parseAbi(["error InsufficientBalance(address from, uint256 balance, uint256 needed)"])
+
+/**
+ * The revert data of an operation included but whose calls reverted, from the EntryPoint's
+ * `UserOperationRevertReason` event in the bundle's transaction receipt (an operation's own `logs` leave it out).
+ */
+const operationRevertData = (receipt: UserOperationReceipt): Hex | undefined =>
+  parseEventLogs({ abi: entryPoint07Abi, eventName: "UserOperationRevertReason", logs: receipt.receipt.logs }).find(
+    (log) => log.args.userOpHash === receipt.userOpHash
+  )?.args.revertReason
 
 let devnet: SharedDevnet
 let bundler: Bundler["Service"]
@@ -453,8 +463,8 @@ describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
       message: { text: "hello" }
     } as const
     const options = { chainId: chainId(), signers: [user.owner] }
-    const before = await signSafeMessage(user.safe, "hello", { ...options, state: "counterfactual" })
-    const beforeTyped = await signSafeTypedData(user.safe, typedData, { ...options, state: "counterfactual" })
+    const before = await signSafeHash(user.safe, hashMessage("hello"), { ...options, state: "counterfactual" })
+    const beforeTyped = await signSafeHash(user.safe, hashTypedData(typedData), { ...options, state: "counterfactual" })
     const verify = (signature: Hex) =>
       devnet.publicClient.verifyMessage({ address: user.safe.address, message: "hello", signature })
     expect(await verify(before)).toBe(true)
@@ -462,7 +472,7 @@ describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
       await devnet.publicClient.verifyTypedData({ ...typedData, address: user.safe.address, signature: beforeTyped })
     ).toBe(true)
     const stranger = privateKeyToAccount(generatePrivateKey())
-    const forged = await signSafeMessage({ ...user.safe, owners: [stranger.address] }, "hello", {
+    const forged = await signSafeHash({ ...user.safe, owners: [stranger.address] }, hashMessage("hello"), {
       chainId: chainId(),
       signers: [stranger],
       state: "counterfactual"
@@ -472,7 +482,7 @@ describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
 
     await mint(user.safe.address, 1n)
     expect((await sendAndWait(await prepare(user, [transfer(freshAddress(), 1n)]))).success).toBe(true)
-    const after = await signSafeMessage(user.safe, "hello", { ...options, state: "deployed" })
+    const after = await signSafeHash(user.safe, hashMessage("hello"), { ...options, state: "deployed" })
     expect(after.length).toBe(132)
     expect(await verify(after)).toBe(true)
     expect(await verify(before)).toBe(true)
@@ -480,12 +490,12 @@ describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
       await devnet.publicClient.verifyTypedData({
         ...typedData,
         address: user.safe.address,
-        signature: await signSafeTypedData(user.safe, typedData, { ...options, state: "deployed" })
+        signature: await signSafeHash(user.safe, hashTypedData(typedData), { ...options, state: "deployed" })
       })
     ).toBe(true)
     expect(
       await verify(
-        await signSafeMessage({ ...user.safe, owners: [stranger.address] }, "hello", {
+        await signSafeHash({ ...user.safe, owners: [stranger.address] }, hashMessage("hello"), {
           chainId: chainId(),
           signers: [stranger],
           state: "deployed"

@@ -13,7 +13,6 @@ import { hashClientSecret } from "@walletgate/core/auth"
 import {
   type AccountIdentity,
   automationIdentity,
-  deriveOwnerKey,
   identitySafe,
   type NetworkConfig,
   type SpendLimitsOptions,
@@ -28,6 +27,7 @@ import { Layer } from "effect"
 import type { Address } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { registerApps } from "../../../store-redis/test/apps"
+import { deriveOwnerKey } from "../../src/chain/KeyVault"
 import type { PaymasterServiceConfig } from "../../src/chain/paymasterService"
 import { startDevnet } from "../../src/devnet/devnet"
 import { startRpcProxy } from "../devnet/rpcProxy"

@@ -2,7 +2,6 @@ import {
   type AccountIdentity,
   accountSalt,
   automationIdentity,
-  deriveOwnerKey,
   testUserIdentity,
   userWalletIdentity
 } from "@walletgate/core/chain"
@@ -10,6 +9,7 @@ import fc from "fast-check"
 import { privateKeyToAccount } from "viem/accounts"
 import { describe, expect, it } from "vitest"
 import { ACCOUNT_DOMAIN_TAGS, encodeAccountIdentity } from "../../src/chain/identity"
+import { deriveOwnerKey } from "../../src/chain/KeyVault"
 
 const MASTER = "identity-tests-master-secret-0123456789abcdef"
 

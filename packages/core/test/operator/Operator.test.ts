@@ -248,7 +248,7 @@ describe("Operator", () => {
     expect(refused).toMatchObject({ status: 401, body: { code: "invalid_api_key" } })
     expect(result.created).toMatchObject({ mode: "test", networks: ["anvil"], accounts: [ACCOUNT.toLowerCase()] })
     expect(result.created.key).toMatch(/^wg_test_/)
-    expect(result.revoked.revokedAt).toBeDefined()
+    expect(result.revoked.revokedAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
     expect(result.again.revokedAt).toBe(result.revoked.revokedAt)
     expect(result.listed).toHaveLength(1)
     expect(result.listed[0]).not.toHaveProperty("key")

@@ -53,7 +53,7 @@ describe("phone metadata slice", () => {
         const accepted = Effect.runSyncExit(parsePhone(input))
         if (Exit.isFailure(accepted)) return
         const full = parsePhoneNumberFromString(input)
-        expect(full?.country).toBeDefined()
+        expect(full?.country).toMatch(/^[A-Z]{2}$/)
         expect(defaultPhoneRegions).toContain(full?.country)
       }),
       { numRuns: 5_000 }

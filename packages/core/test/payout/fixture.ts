@@ -1,5 +1,5 @@
 import { embeddedPorts, type Gateway, type GatewayPorts, makeGateway } from "@walletgate/core"
-import { automationIdentity, deriveOwnerKey, type NetworkConfig, type SpendLimitsOptions } from "@walletgate/core/chain"
+import { automationIdentity, type NetworkConfig, type SpendLimitsOptions } from "@walletgate/core/chain"
 import {
   type ApiKeyRecord,
   type AutomationAccount,
@@ -10,6 +10,7 @@ import {
 import type { Layer, Logger } from "effect"
 import type { Address, Hash } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
+import { deriveOwnerKey } from "../../src/chain/KeyVault"
 import { type ProxiedCall, startRpcProxy } from "../devnet/rpcProxy"
 import {
   deployDevnetToken,

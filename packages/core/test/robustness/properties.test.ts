@@ -7,11 +7,11 @@ import {
 } from "@walletgate/core"
 import { readBodyWithin } from "@walletgate/core/adapter"
 import { hashClientSecret } from "@walletgate/core/auth"
-import { hashApiKey } from "@walletgate/core/payout"
 import { Layer } from "effect"
 import fc from "fast-check"
 import { afterAll, describe, expect, it } from "vitest"
 import { makeProblemTable } from "../../src/http/problemTable"
+import { hashApiKey } from "../../src/payout/ApiKeys"
 import { countingPorts } from "./countingPorts"
 
 const API_KEY = "wg_test_robustness_key_0000000000000000000000000000000"

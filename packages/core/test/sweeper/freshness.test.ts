@@ -108,7 +108,7 @@ describe("dust-sweeping lookups kept per block (the default cacheSeconds)", () =
     try {
       const first = await api.get(`/api/${late.address}`)
       expect(status(first)).toBe("sweepable")
-      expect(afterApproval).toBeDefined()
+      expect(afterApproval).toBeInstanceOf(Promise)
       expect(status((await afterApproval) as Answer)).toBe("approved")
     } finally {
       chain.counter.set({ _tag: "pass" })

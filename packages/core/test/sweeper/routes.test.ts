@@ -78,7 +78,7 @@ describe("the lookups' configuration", () => {
       ports: embeddedPorts({ networks: [unreachable], sweeper: { network: "base", tokens: [] } }),
       loggers: []
     })
-    await expect(gateway.ready()).rejects.toBeDefined()
+    await expect(gateway.ready()).rejects.toEqual(new RangeError('sweeper.network: "base" is not a served network'))
     expect((await caller(gateway).get(`/api/${ADDRESS}`)).status).toBe(500)
     await gateway.dispose()
   })

@@ -98,7 +98,7 @@ describe("OTLP export of a running gateway (anvil + alto)", { tags: ["devnet"] }
     const spans: Array<Span> = spansOf(receiver.received)
     const server = (route: string) => spans.filter((span) => span.kind === 2 && attr(span, "http.route") === route)
     const tx = server("/v1/kernel/tx")[0]
-    expect(tx).toBeDefined()
+    expect(tx).toMatchObject({ name: "POST /v1/kernel/tx" })
     if (tx === undefined) return
     expect(tx.name).toBe("POST /v1/kernel/tx")
     expect(attr(tx, "http.request.method")).toBe("POST")
@@ -121,7 +121,7 @@ describe("OTLP export of a running gateway (anvil + alto)", { tags: ["devnet"] }
     ).toBe(true)
     expect(server("/v1/kernel/tx/:id").length).toBeGreaterThan(0)
     const payoutSpan = server("/v1/:network/account/:address/payout/disperse")[0]
-    expect(payoutSpan).toBeDefined()
+    expect(payoutSpan).toMatchObject({ name: "POST /v1/:network/account/:address/payout/disperse" })
     expect(
       spans.some(
         (span) => span.traceId === payoutSpan?.traceId && attr(span, "walletgate.payout_id") === payout.body.id

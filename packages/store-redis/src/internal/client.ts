@@ -15,7 +15,7 @@ export interface RedisClient {
 }
 
 /** The call was not sent, or its reply will never come: Redis is not connected, or the connection was lost. */
-export class RedisConnectionError extends Schema.TaggedError<RedisConnectionError>()("RedisConnectionError", {
+class RedisConnectionError extends Schema.TaggedError<RedisConnectionError>()("RedisConnectionError", {
   message: Schema.String
 }) {}
 

@@ -64,7 +64,7 @@ export interface ConnectSettings {
 }
 
 /** The commands the stores send, each resolving to Redis's reply as is, except `hgetall`'s (a record). */
-export interface Commands {
+interface Commands {
   get(key: string): Promise<unknown>
   set(key: string, value: string, ...options: Array<string | number>): Promise<unknown>
   del(key: string): Promise<unknown>

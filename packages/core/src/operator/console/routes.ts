@@ -8,7 +8,7 @@ import { CONSOLE_CSS, CONSOLE_HTML, CONSOLE_JS } from "./assets.generated"
  * The operator console's Content Security Policy: its own script and stylesheet only (no inline script or style, no
  * other origin, no `eval`), API calls to its own origin only, no `<base>`, no form submission, never in a frame.
  */
-export const CONSOLE_CSP =
+const CONSOLE_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 /** The headers of every answer of the console (the gateway adds `x-content-type-options: nosniff`). */
