@@ -16,18 +16,20 @@ const FLOORS: Record<string, number> = {
   state: 1,
   chain: 2,
   http: 2,
-  auth: 3,
-  otp: 4,
-  sweeper: 4,
-  kernel: 4,
-  payout: 4,
-  operator: 5,
-  config: 5,
-  devnet: 5,
-  "(root)": 6,
-  telemetry: 6,
-  cli: 7,
-  testing: 7
+  operations: 3,
+  auth: 4,
+  deploy: 4,
+  otp: 5,
+  sweeper: 5,
+  kernel: 5,
+  payout: 5,
+  operator: 6,
+  config: 6,
+  devnet: 6,
+  "(root)": 7,
+  telemetry: 7,
+  cli: 8,
+  testing: 8
 }
 
 const roomOf = (file: string): string => {

@@ -8,7 +8,7 @@ import {
   phoneSignIn,
   SigningKeys
 } from "@walletgate/core"
-import { deriveOwnerKey, identitySafe, testUserIdentity } from "@walletgate/core/chain"
+import { deriveOwnerKey, identitySafe, testUserIdentity } from "@walletgate/core/operations"
 import { SmsOutbox } from "@walletgate/core/testing"
 import { RedisConnection, RedisSignInStores, RedisStores } from "@walletgate/redis"
 import { Layer } from "effect"

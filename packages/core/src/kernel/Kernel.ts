@@ -6,22 +6,21 @@ import { getAddress, type Hex } from "viem"
 import { AppAuth } from "../auth/AppAuth"
 import type { App } from "../auth/apps"
 import type { Forbidden, IdentityProviderUnavailable, InvalidAuth, NonCanonicalUserId } from "../auth/errors"
-import type { BundlerError } from "../chain/Bundler"
-import {
-  type AccountDeploying,
-  type CallReverted,
-  type ChainUnavailable,
-  type GasBudgetExhausted,
-  type GasCeilingExceeded,
-  type GasPriceAboveCap,
-  UnsupportedChain
-} from "../chain/errors"
-import { userIdOf } from "../chain/identity"
+import { type ChainUnavailable, UnsupportedChain } from "../chain/errors"
 import { type Network, Networks, rpc } from "../chain/networks"
-import type { PaymasterServiceError } from "../chain/paymasterService"
-import { type GasPayer, SpendPolicy } from "../chain/SpendPolicy"
-import { type OperationStatus, UserOperations } from "../chain/UserOperations"
 import { InvalidRequest } from "../http/errors"
+import type { BundlerError } from "../operations/Bundler"
+import type {
+  AccountDeploying,
+  CallReverted,
+  GasBudgetExhausted,
+  GasCeilingExceeded,
+  GasPriceAboveCap
+} from "../operations/errors"
+import { userIdOf } from "../operations/identity"
+import type { PaymasterServiceError } from "../operations/paymasterService"
+import { type GasPayer, SpendPolicy } from "../operations/SpendPolicy"
+import { type OperationStatus, UserOperations } from "../operations/UserOperations"
 import type { StoreUnavailable } from "../state/errors"
 import type { IdempotencyInFlight } from "../state/IdempotencyStore"
 import { TransactionLog, type TxRecord } from "../state/TransactionLog"

@@ -4,15 +4,16 @@ import type { AppAuth } from "../auth/AppAuth"
 import { type ClientStatuses, withClientStatuses } from "../auth/clientStatuses"
 import { type AuthError, authProblems, type ClientStatusError, clientStatusProblems } from "../auth/errors"
 import type { IdentityProviders } from "../auth/IdentityProviders"
-import type { Bundler } from "../chain/Bundler"
 import { type ChainError, chainProblems } from "../chain/errors"
-import type { KeyVault } from "../chain/KeyVault"
 import { Networks } from "../chain/networks"
-import { pipelineHealth, pipelineHealthy } from "../chain/pipelineHealth"
-import { SpendPolicy } from "../chain/SpendPolicy"
-import { UserOperations, type UserOperationsOptions } from "../chain/UserOperations"
 import { defineModule, type GatewayModule } from "../http/module"
 import type { RouteErrors, RouteServices } from "../http/route"
+import type { Bundler } from "../operations/Bundler"
+import { type OperationError, operationProblems } from "../operations/errors"
+import type { KeyVault } from "../operations/KeyVault"
+import { pipelineHealth, pipelineHealthy } from "../operations/pipelineHealth"
+import { SpendPolicy } from "../operations/SpendPolicy"
+import { UserOperations, type UserOperationsOptions } from "../operations/UserOperations"
 import type { SecureRandom } from "../random/SecureRandom"
 import type { AccountLocks } from "../state/AccountLocks"
 import type { GasLedger } from "../state/GasLedger"
@@ -34,11 +35,11 @@ export type PipelinePorts = Networks | Bundler | GasLedger
  * `GET /v1/health`; and, for the operator, the policy's limits and use.
  */
 export const pipeline = (): GatewayModule<PipelinePorts, SpendPolicy> =>
-  defineModule<SpendPolicy, PipelinePorts, ChainError>({
+  defineModule<SpendPolicy, PipelinePorts, ChainError | OperationError>({
     name: "pipeline",
     layer: SpendPolicy.layer,
     routes: [],
-    problems: chainProblems,
+    problems: { ...chainProblems, ...operationProblems },
     health: Effect.gen(function* () {
       const networks = yield* Networks
       const pipelines = yield* Effect.forEach(networks.all, pipelineHealth, { concurrency: "unbounded" })
@@ -86,15 +87,17 @@ export interface KernelTxOptions extends KernelOptions {
  * (`UserOperations`). Needs the `appAuth` module, and `pipeline` for the spend policy it shares with the payouts.
  */
 export const kernelTx = (options: KernelTxOptions = {}): GatewayModule<KernelTxPorts | AppAuth | SpendPolicy, Kernel> =>
-  defineModule<Kernel, KernelTxPorts | AppAuth | SpendPolicy, KernelError | AuthError | ChainError | ClientStatusError>(
-    {
-      name: "kernelTx",
-      needs: ["appAuth", "pipeline"],
-      layer: Kernel.layer(options).pipe(Layer.provide(UserOperations.layer(options.operations))),
-      routes: withClientStatuses<RouteServices<KernelRoute>, RouteErrors<KernelRoute>>(
-        options.clientStatuses ?? "standard",
-        [...kernelRoutes, signRoute, resolverRoute(options.resolver)]
-      ),
-      problems: { ...authProblems, ...clientStatusProblems, ...chainProblems, ...kernelProblems }
-    }
-  )
+  defineModule<
+    Kernel,
+    KernelTxPorts | AppAuth | SpendPolicy,
+    KernelError | AuthError | ChainError | OperationError | ClientStatusError
+  >({
+    name: "kernelTx",
+    needs: ["appAuth", "pipeline"],
+    layer: Kernel.layer(options).pipe(Layer.provide(UserOperations.layer(options.operations))),
+    routes: withClientStatuses<RouteServices<KernelRoute>, RouteErrors<KernelRoute>>(
+      options.clientStatuses ?? "standard",
+      [...kernelRoutes, signRoute, resolverRoute(options.resolver)]
+    ),
+    problems: { ...authProblems, ...clientStatusProblems, ...chainProblems, ...operationProblems, ...kernelProblems }
+  })

@@ -9,9 +9,9 @@ import { ClientStore } from "../auth/ClientStore"
 import { UnknownIdentityProvider } from "../auth/errors"
 import { IdentityProviders } from "../auth/IdentityProviders"
 import { UnsupportedChain } from "../chain/errors"
-import type { KeyVault } from "../chain/KeyVault"
 import { Networks } from "../chain/networks"
-import { SpendPolicy } from "../chain/SpendPolicy"
+import type { KeyVault } from "../operations/KeyVault"
+import { SpendPolicy } from "../operations/SpendPolicy"
 import { type ApiKeyMode, type ApiKeyRecord, ApiKeyStore, makeApiKey } from "../payout/ApiKeys"
 import {
   type AutomationAccount,

@@ -1,12 +1,13 @@
 import * as Layer from "effect/Layer"
 import { type AuthError, authProblems } from "../auth/errors"
-import type { Bundler } from "../chain/Bundler"
 import { type ChainError, chainProblems } from "../chain/errors"
-import type { KeyVault } from "../chain/KeyVault"
 import type { Networks } from "../chain/networks"
-import type { SpendPolicy } from "../chain/SpendPolicy"
-import { UserOperations } from "../chain/UserOperations"
 import { defineModule, type GatewayModule } from "../http/module"
+import type { Bundler } from "../operations/Bundler"
+import { type OperationError, operationProblems } from "../operations/errors"
+import type { KeyVault } from "../operations/KeyVault"
+import type { SpendPolicy } from "../operations/SpendPolicy"
+import { UserOperations } from "../operations/UserOperations"
 import type { SecureRandom } from "../random/SecureRandom"
 import type { AccountLocks } from "../state/AccountLocks"
 import type { IdempotencyStore } from "../state/IdempotencyStore"
@@ -35,11 +36,11 @@ export type PayoutPorts =
  * `pipeline` module (the spend policy).
  */
 export const payouts = (): GatewayModule<PayoutPorts | SpendPolicy, Payouts> =>
-  defineModule<Payouts, PayoutPorts | SpendPolicy, PayoutError | AuthError | ChainError>({
+  defineModule<Payouts, PayoutPorts | SpendPolicy, PayoutError | AuthError | ChainError | OperationError>({
     name: "payouts",
     needs: ["pipeline"],
     // The pipeline keeps nothing of its own (its state is in the ports), so this instance and any other agree.
     layer: Payouts.layer.pipe(Layer.provide(UserOperations.layer())),
     routes: payoutRoutes,
-    problems: { ...authProblems, ...chainProblems, ...payoutProblems }
+    problems: { ...authProblems, ...chainProblems, ...operationProblems, ...payoutProblems }
   })

@@ -1,24 +1,23 @@
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { type Address, getAddress } from "viem"
-import type { BundlerError } from "../chain/Bundler"
+import { type ChainUnavailable, chainProblems, type UnsupportedChain } from "../chain/errors"
+import type { Network } from "../chain/networks"
+import type { ProblemMapping, Tagged } from "../internal/problem"
+import type { BundlerError } from "../operations/Bundler"
 import {
   type AccountDeploying,
   type CallReverted,
-  type ChainUnavailable,
-  chainProblems,
   type GasBudgetExhausted,
   type GasCeilingExceeded,
   type GasPriceAboveCap,
-  type UnsupportedChain
-} from "../chain/errors"
-import type { AccountIdentity } from "../chain/identity"
-import type { Network } from "../chain/networks"
-import type { PaymasterServiceError } from "../chain/paymasterService"
-import type { GasPayer, SpendPolicy } from "../chain/SpendPolicy"
-import type { SafeAccount } from "../chain/safeAccount"
-import type { UserOperations } from "../chain/UserOperations"
-import type { ProblemMapping, Tagged } from "../internal/problem"
+  operationProblems
+} from "../operations/errors"
+import type { AccountIdentity } from "../operations/identity"
+import type { PaymasterServiceError } from "../operations/paymasterService"
+import type { GasPayer, SpendPolicy } from "../operations/SpendPolicy"
+import type { SafeAccount } from "../operations/safeAccount"
+import type { UserOperations } from "../operations/UserOperations"
 import type { AccountLocks } from "../state/AccountLocks"
 import type { StoreUnavailable } from "../state/errors"
 import { type IdempotencyInFlight, OperationLink } from "../state/IdempotencyStore"
@@ -83,7 +82,9 @@ export type PartOutcome =
 
 /** Why a part failed before anything was sent, as its problem says it, with the transfer it names. */
 const reasonOf = (error: Tagged, range: PartRange): PayoutOperation["reason"] | undefined => {
-  const table = { ...chainProblems, ...payoutProblems } as unknown as Readonly<Record<string, ProblemMapping<Tagged>>>
+  const table = { ...chainProblems, ...operationProblems, ...payoutProblems } as unknown as Readonly<
+    Record<string, ProblemMapping<Tagged>>
+  >
   const mapping = table[error._tag]
   // Retrying can change a 409 (another request holds the key), a 429 (a budget's window) and any 5xx: not final.
   if (mapping === undefined || mapping.status >= 500 || mapping.status === 409 || mapping.status === 429) {

@@ -10,16 +10,15 @@ import {
   type TransactionLog
 } from "@walletgate/core"
 import { hashClientSecret } from "@walletgate/core/auth"
+import type { NetworkConfig, SpendLimitsOptions } from "@walletgate/core/chain"
+import type { KernelTxOptions } from "@walletgate/core/kernel"
 import {
   type AccountIdentity,
   automationIdentity,
   deriveOwnerKey,
   identitySafe,
-  type NetworkConfig,
-  type SpendLimitsOptions,
   userWalletIdentity
-} from "@walletgate/core/chain"
-import type { KernelTxOptions } from "@walletgate/core/kernel"
+} from "@walletgate/core/operations"
 import { type ApiKeyRecord, type AutomationAccount, automationSafe, type PayoutPlan } from "@walletgate/core/payout"
 import type { Telemetry } from "@walletgate/core/telemetry"
 import { RedisStores } from "@walletgate/redis"
@@ -28,7 +27,7 @@ import { Layer } from "effect"
 import type { Address } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { registerApps } from "../../../store-redis/test/apps"
-import type { PaymasterServiceConfig } from "../../src/chain/paymasterService"
+import type { PaymasterServiceConfig } from "../../src/chain/networks"
 import { startDevnet } from "../../src/devnet/devnet"
 import { startRpcProxy } from "../devnet/rpcProxy"
 import {

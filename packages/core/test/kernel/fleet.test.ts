@@ -6,7 +6,7 @@
 // worker's devnet, the wallets this file's own (a fresh master secret).
 import type { ChildProcess } from "node:child_process"
 import { generateKeyPairSync } from "node:crypto"
-import { deriveOwnerKey, identitySafe, testUserIdentity } from "@walletgate/core/chain"
+import { deriveOwnerKey, identitySafe, testUserIdentity } from "@walletgate/core/operations"
 import type { Address, Hash } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"

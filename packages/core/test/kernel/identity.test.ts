@@ -5,11 +5,11 @@ import {
   deriveOwnerKey,
   testUserIdentity,
   userWalletIdentity
-} from "@walletgate/core/chain"
+} from "@walletgate/core/operations"
 import fc from "fast-check"
 import { privateKeyToAccount } from "viem/accounts"
 import { describe, expect, it } from "vitest"
-import { ACCOUNT_DOMAIN_TAGS, encodeAccountIdentity } from "../../src/chain/identity"
+import { ACCOUNT_DOMAIN_TAGS, encodeAccountIdentity } from "../../src/operations/identity"
 
 const MASTER = "identity-tests-master-secret-0123456789abcdef"
 

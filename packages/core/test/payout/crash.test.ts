@@ -1,6 +1,6 @@
 import type { ChildProcess } from "node:child_process"
 import { ApiKeyStore, AutomationAccounts, SecureRandom } from "@walletgate/core"
-import { automationIdentity, deriveOwnerKey } from "@walletgate/core/chain"
+import { automationIdentity, deriveOwnerKey } from "@walletgate/core/operations"
 import { automationSafe, makeApiKey } from "@walletgate/core/payout"
 import { RedisStores } from "@walletgate/redis"
 import { Effect, Layer } from "effect"

@@ -1,5 +1,6 @@
 import { embeddedPorts, type Gateway, type GatewayPorts, makeGateway } from "@walletgate/core"
-import { automationIdentity, deriveOwnerKey, type NetworkConfig, type SpendLimitsOptions } from "@walletgate/core/chain"
+import type { NetworkConfig, SpendLimitsOptions } from "@walletgate/core/chain"
+import { automationIdentity, deriveOwnerKey } from "@walletgate/core/operations"
 import { type ApiKeyRecord, type AutomationAccount, automationSafe, type PayoutPlan } from "@walletgate/core/payout"
 import type { Layer, Logger } from "effect"
 import type { Address, Hash } from "viem"

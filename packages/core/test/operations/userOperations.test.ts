@@ -6,13 +6,13 @@ import * as Schema from "effect/Schema"
 import { type Address, encodeFunctionData, type Hash, type Hex } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { testTokenArtifact } from "../../src/chain/artifacts"
-import { Bundler } from "../../src/chain/Bundler"
-import { userWalletIdentity } from "../../src/chain/identity"
-import { KeyVault } from "../../src/chain/KeyVault"
 import { bundlerEndpoints, type Network, Networks } from "../../src/chain/networks"
-import { SpendPolicy } from "../../src/chain/SpendPolicy"
-import type { SafeCall } from "../../src/chain/safeAccount"
-import { UserOperations } from "../../src/chain/UserOperations"
+import { Bundler } from "../../src/operations/Bundler"
+import { userWalletIdentity } from "../../src/operations/identity"
+import { KeyVault } from "../../src/operations/KeyVault"
+import { SpendPolicy } from "../../src/operations/SpendPolicy"
+import type { SafeCall } from "../../src/operations/safeAccount"
+import { UserOperations } from "../../src/operations/UserOperations"
 import { SecureRandom } from "../../src/random/SecureRandom"
 import { AccountLocks } from "../../src/state/AccountLocks"
 import { GasLedger } from "../../src/state/GasLedger"
@@ -27,7 +27,7 @@ import {
   type SharedDevnet,
   sharedDevnet,
   userOperationEvents
-} from "./shared"
+} from "../devnet/shared"
 
 const tokenAbi = testTokenArtifact.abi
 

@@ -19,9 +19,10 @@ import { toPackedUserOperation, type UserOperationReceipt } from "viem/account-a
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { beforeAll, describe, expect, it } from "vitest"
 import { testTokenArtifact } from "../../src/chain/artifacts"
-import { Bundler, type BundlerError, makeJsonRpcBundler, type UserOperation07 } from "../../src/chain/Bundler"
-import { checkErc4337Code, deployErc4337Contracts } from "../../src/chain/deployment"
-import type { PaymasterServiceError } from "../../src/chain/paymasterService"
+import { checkErc4337Code, deployErc4337Contracts } from "../../src/deploy/deployment"
+import { startAlto } from "../../src/devnet/alto"
+import { Bundler, type BundlerError, makeJsonRpcBundler, type UserOperation07 } from "../../src/operations/Bundler"
+import type { PaymasterServiceError } from "../../src/operations/paymasterService"
 import {
   type SafeAccount,
   type SafeCall,
@@ -29,7 +30,7 @@ import {
   signSafeMessage,
   signSafeOperation,
   signSafeTypedData
-} from "../../src/chain/safeAccount"
+} from "../../src/operations/safeAccount"
 import {
   type GasSource,
   operationRevertData,
@@ -37,10 +38,9 @@ import {
   prepareSafeOperation,
   readAccountChainState,
   simulateBatch
-} from "../../src/chain/safeOperation"
-import { verifyingPaymasterHash } from "../../src/chain/verifyingPaymaster"
-import { startAlto } from "../../src/devnet/alto"
-import { startRpcProxy } from "./rpcProxy"
+} from "../../src/operations/safeOperation"
+import { verifyingPaymasterHash } from "../../src/operations/verifyingPaymaster"
+import { startRpcProxy } from "../devnet/rpcProxy"
 import {
   type DevnetToken,
   deployDevnetToken,
@@ -48,7 +48,7 @@ import {
   paymasterDeposit as paymasterDepositOf,
   type SharedDevnet,
   sharedDevnet
-} from "./shared"
+} from "../devnet/shared"
 
 const tokenAbi = testTokenArtifact.abi
 const tokenErrors = parseAbi(["error InsufficientBalance(address from, uint256 balance, uint256 needed)"])

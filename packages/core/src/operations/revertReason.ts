@@ -1,5 +1,5 @@
 import { type Abi, decodeErrorResult, type Hex } from "viem"
-import { sweeperArtifact, testTokenArtifact } from "./artifacts"
+import { sweeperArtifact, testTokenArtifact } from "../chain/artifacts"
 
 // The custom errors of walletgate's own contracts (the dust sweeper, the test token), to name them when decoded.
 const knownErrors: Abi = [...sweeperArtifact.abi, ...testTokenArtifact.abi].filter((item) => item.type === "error")

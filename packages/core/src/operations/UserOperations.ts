@@ -10,6 +10,8 @@ import {
   formatUserOperationRequest,
   type RpcUserOperation
 } from "viem/account-abstraction"
+import { type ChainUnavailable, UnsupportedChain } from "../chain/errors"
+import { type Erc4337Settings, type Network, rpc, withinDeadline } from "../chain/networks"
 import { count, gasSponsored, userOperations } from "../internal/telemetry"
 import { randomUuid, SecureRandom } from "../random/SecureRandom"
 import { AccountLocks } from "../state/AccountLocks"
@@ -18,17 +20,9 @@ import type { GasHold } from "../state/GasLedger"
 import { type IdempotencyInFlight, OperationLink } from "../state/IdempotencyStore"
 import { isFinalStatus, TransactionLog, type TxOutcome, type TxRecord } from "../state/TransactionLog"
 import { Bundler, type BundlerError, type UserOperation07 } from "./Bundler"
-import {
-  AccountDeploying,
-  BundlerRejected,
-  CallReverted,
-  type ChainUnavailable,
-  GasPriceAboveCap,
-  UnsupportedChain
-} from "./errors"
+import { AccountDeploying, BundlerRejected, CallReverted, GasPriceAboveCap } from "./errors"
 import { type AccountIdentity, accountSalt } from "./identity"
 import { KeyVault } from "./KeyVault"
-import { type Erc4337Settings, type Network, rpc, withinDeadline } from "./networks"
 import { haltedReason, insufficientBalanceReason } from "./outcomes"
 import { type PaymasterServiceError, paymasterServiceClient } from "./paymasterService"
 import { decodeRevertReason } from "./revertReason"

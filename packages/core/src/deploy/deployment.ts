@@ -16,6 +16,7 @@ import {
   zeroHash
 } from "viem"
 import { entryPoint07Abi } from "viem/account-abstraction"
+import { verifyingPaymasterAbi } from "../operations/verifyingPaymaster"
 import {
   type CanonicalSafe4337,
   canonicalSafe4337,
@@ -26,7 +27,6 @@ import {
   singletonFactoryAddress,
   singletonFactoryDeployment
 } from "./contractPackages"
-import { verifyingPaymasterAbi } from "./verifyingPaymaster"
 
 /** A client that reads the chain the contracts go to. */
 export type ChainReader = PublicClient<Transport, Chain>

@@ -10,8 +10,8 @@ import {
   size
 } from "viem"
 import { entryPoint07Abi, getUserOperationHash, type UserOperationReceipt } from "viem/account-abstraction"
+import type { NetworkReads } from "../chain/networkClient"
 import { Bundler, type BundlerError, type UserOperation07 } from "./Bundler"
-import type { NetworkReads } from "./networkClient"
 import type { PaymasterServiceClient, PaymasterServiceError, PaymasterStub } from "./paymasterService"
 import {
   paymasterAndDataOf,

@@ -1,0 +1,44 @@
+// `@walletgate/core/operations`: the transaction pipeline kernel and payout share: owner keys, account identities,
+// Safe accounts, the bundler port, the spend policy, paymasters, the outcome table and the pipeline's errors.
+
+export {
+  Bundler,
+  type BundlerEndpoint,
+  type BundlerError,
+  makeJsonRpcBundler,
+  type UserOperation07
+} from "./Bundler"
+export {
+  AccountDeploying,
+  BundlerRefusedSetup,
+  BundlerRejected,
+  BundlerUnavailable,
+  CallReverted,
+  GasBudgetExhausted,
+  GasCeilingExceeded,
+  GasPriceAboveCap,
+  type OperationError,
+  operationProblems,
+  PaymasterUnavailable,
+  SponsorshipRefused
+} from "./errors"
+export {
+  AccountIdentity,
+  accountSalt,
+  automationIdentity,
+  testUserIdentity,
+  userIdOf,
+  userWalletIdentity
+} from "./identity"
+export { deriveOwnerKey, KeyVault } from "./KeyVault"
+export { bundlerReason, type OperationOutcome, type OutcomeRow, operationOutcomes } from "./outcomes"
+export { paymasterServiceClient } from "./paymasterService"
+export { type GasPayer, SpendPolicy } from "./SpendPolicy"
+export { canonicalSafe4337Contracts, type SafeAccount, type SafeCall, safeProxyCreationCode } from "./safeAccount"
+export {
+  identitySafe,
+  type OperationIntent,
+  type OperationStatus,
+  UserOperations,
+  type UserOperationsOptions
+} from "./UserOperations"
