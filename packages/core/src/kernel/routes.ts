@@ -3,8 +3,9 @@ import * as Schema from "effect/Schema"
 import { AppAuth } from "../auth/AppAuth"
 import { Networks } from "../chain/networks"
 import { InvalidRequest } from "../http/errors"
-import { idempotent } from "../http/idempotency"
+import { idempotencyKey } from "../http/idempotency"
 import { decoderOf, documented, routeWithBody, routeWithoutBody } from "../http/route"
+import { idempotent } from "../operations/idempotency"
 import { DelegatecallUnsupported } from "./errors"
 import { Kernel, MAX_WAIT_SECONDS } from "./Kernel"
 import { KernelTxRequest, KernelTxResponse, TxStatusRequest } from "./schemas"
@@ -59,7 +60,7 @@ export const kernelRoutes = [
         // The chain as resolved: `"chain": "anvil"` and `"chain": "31337"` are one request.
         const chain = (yield* Networks).resolve(request.chain)?.slug ?? request.chain
         return yield* idempotent({
-          key: context.request.headers["idempotency-key"],
+          key: yield* idempotencyKey(context.request),
           scope: `kernel:${app.clientId}`,
           request: { ...request, chain },
           run: kernel.send(app, request, wait).pipe(Effect.map((view) => ({ status: 200, body: view }))),

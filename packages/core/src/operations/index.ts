@@ -23,6 +23,13 @@ export {
   SponsorshipRefused
 } from "./errors"
 export {
+  IDEMPOTENCY_LEASE_MS,
+  IDEMPOTENCY_TTL_MS,
+  idempotent,
+  OperationLink,
+  type OperationLinker
+} from "./idempotency"
+export {
   AccountIdentity,
   accountSalt,
   automationIdentity,

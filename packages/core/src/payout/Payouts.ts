@@ -7,7 +7,6 @@ import { Forbidden } from "../auth/errors"
 import { ChainUnavailable, type UnsupportedChain } from "../chain/errors"
 import { type Network, Networks } from "../chain/networks"
 import { InvalidRequest } from "../http/errors"
-import { OutcomeUnknown } from "../http/idempotency"
 import type {
   AccountDeploying,
   BundlerRefusedSetup,
@@ -27,6 +26,7 @@ import { randomUuid, SecureRandom } from "../random/SecureRandom"
 import { AccountLocks } from "../state/AccountLocks"
 import type { StoreUnavailable } from "../state/errors"
 import type { IdempotencyInFlight } from "../state/IdempotencyStore"
+import { OutcomeUnknown } from "../state/IdempotencyStore"
 import { TransactionLog, type TxRecord } from "../state/TransactionLog"
 import type { ApiKeyRecord } from "./ApiKeys"
 import { AutomationAccounts, automationSafe, NATIVE_ASSET } from "./accounts"

@@ -13,6 +13,7 @@ import {
   type GasPriceAboveCap,
   operationProblems
 } from "../operations/errors"
+import { OperationLink } from "../operations/idempotency"
 import type { AccountIdentity } from "../operations/identity"
 import type { PaymasterServiceError } from "../operations/paymasterService"
 import type { GasPayer, SpendPolicy } from "../operations/SpendPolicy"
@@ -20,7 +21,7 @@ import type { SafeAccount } from "../operations/safeAccount"
 import type { UserOperations } from "../operations/UserOperations"
 import type { AccountLocks } from "../state/AccountLocks"
 import type { StoreUnavailable } from "../state/errors"
-import { type IdempotencyInFlight, OperationLink } from "../state/IdempotencyStore"
+import type { IdempotencyInFlight } from "../state/IdempotencyStore"
 import { isFinalStatus, type TransactionLog, type TxRecord } from "../state/TransactionLog"
 import { payoutProblems } from "./errors"
 import type { PayoutOperation, Transfer } from "./schemas"
