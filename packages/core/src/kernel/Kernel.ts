@@ -18,9 +18,10 @@ import type {
   GasPriceAboveCap
 } from "../operations/errors"
 import { userIdOf } from "../operations/identity"
+import type { OperationStatus } from "../operations/operationStatus"
 import type { PaymasterServiceError } from "../operations/paymasterService"
 import { type GasPayer, SpendPolicy } from "../operations/SpendPolicy"
-import { type OperationStatus, UserOperations } from "../operations/UserOperations"
+import { UserOperations } from "../operations/UserOperations"
 import type { StoreUnavailable } from "../state/errors"
 import type { IdempotencyInFlight } from "../state/IdempotencyStore"
 import { TransactionLog, type TxRecord } from "../state/TransactionLog"

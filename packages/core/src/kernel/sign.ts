@@ -6,8 +6,8 @@ import { UnsupportedChain } from "../chain/errors"
 import { ChainParam, type Network, Networks, rpc } from "../chain/networks"
 import { decoderOf, documented, routeWithBody } from "../http/route"
 import { KeyVault } from "../operations/KeyVault"
-import { signSafeHash } from "../operations/safeAccount"
-import { identitySafe } from "../operations/UserOperations"
+import { identitySafe } from "../operations/safeAccount"
+import { signSafeHash } from "../operations/safeSignature"
 import { UserIdParam } from "./schemas"
 
 /**

@@ -3,41 +3,28 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
-import { type Address, getAbiItem, getAddress, type Hash, type Log, parseEventLogs } from "viem"
-import {
-  entryPoint07Abi,
-  formatUserOperation,
-  formatUserOperationRequest,
-  type RpcUserOperation
-} from "viem/account-abstraction"
+import { getAddress } from "viem"
+import { formatUserOperationRequest } from "viem/account-abstraction"
 import { type ChainUnavailable, UnsupportedChain } from "../chain/errors"
-import { type Erc4337Settings, type Network, rpc, withinDeadline } from "../chain/networks"
-import { count, gasSponsored, userOperations } from "../internal/telemetry"
+import type { Network } from "../chain/networks"
+import { count, userOperations } from "../internal/telemetry"
 import { randomUuid, SecureRandom } from "../random/SecureRandom"
 import { AccountLocks } from "../state/AccountLocks"
 import type { StoreUnavailable } from "../state/errors"
 import type { GasHold } from "../state/GasLedger"
 import type { IdempotencyInFlight } from "../state/IdempotencyStore"
-import { isFinalStatus, TransactionLog, type TxOutcome, type TxRecord } from "../state/TransactionLog"
-import { Bundler, type BundlerError, type UserOperation07 } from "./Bundler"
-import { AccountDeploying, BundlerRejected, CallReverted, GasPriceAboveCap } from "./errors"
+import { TransactionLog, type TxRecord } from "../state/TransactionLog"
+import { Bundler, type BundlerError } from "./Bundler"
+import { AccountDeploying, BundlerRejected, type CallReverted, GasPriceAboveCap } from "./errors"
 import { OperationLink } from "./idempotency"
-import { type AccountIdentity, accountSalt } from "./identity"
+import type { AccountIdentity } from "./identity"
+import { awaitDeployment, inspect, isDeployed } from "./inspection"
 import { KeyVault } from "./KeyVault"
-import { haltedReason, insufficientBalanceReason } from "./outcomes"
-import { type PaymasterServiceError, paymasterServiceClient } from "./paymasterService"
-import { decodeRevertReason } from "./revertReason"
+import { type OperationStatus, operationStatusReader } from "./operationStatus"
+import type { PaymasterServiceError } from "./paymasterService"
 import { SpendPolicy } from "./SpendPolicy"
-import { canonicalSafe4337Contracts, type SafeAccount, type SafeCall, safeAccount } from "./safeAccount"
-import {
-  type AccountChainState,
-  capFees,
-  type OperationSponsor,
-  prepareSafeOperation,
-  randomNonceKey,
-  readAccountChainState,
-  simulateBatch
-} from "./safeOperation"
+import { identitySafe, type SafeAccount, type SafeCall } from "./safeAccount"
+import { type AccountChainState, capFees, prepareSafeOperation, randomNonceKey, sponsorOf } from "./safeOperation"
 
 /** What an operation records besides the chain facts. */
 export interface OperationIntent {
@@ -46,17 +33,6 @@ export interface OperationIntent {
   /** Who may read the record: the app's client id, or the API key's id. */
   readonly owner: string
   readonly details: TxRecord["details"]
-}
-
-/** Where a recorded operation stands, read when asked. */
-export interface OperationStatus {
-  /** The record, settled once the operation is final. */
-  readonly record: TxRecord
-  /** `submitted` until final: not yet included, included with too few confirmations, or reorged out (re-sent); see `TxStatus`. */
-  readonly status: TxRecord["status"]
-  /** The including transaction while it stands on the node's canonical chain. */
-  readonly txHash?: Hash
-  readonly blockNumber?: number
 }
 
 /** A fixed EntryPoint nonce for an operation: its 192-bit key and the sequence on it. */
@@ -106,10 +82,6 @@ export interface UserOperationsOptions {
    */
   readonly deployWaitMs?: number
 }
-
-/** The Safe of `identity`: owned by its KeyVault key alone, with the identity's salt. */
-export const identitySafe = (owner: Address, identity: AccountIdentity): SafeAccount =>
-  safeAccount({ owners: [owner], threshold: 1, saltNonce: BigInt(accountSalt(identity)) })
 
 /**
  * The ERC-4337 pipeline, stateless per request: each operation is prepared (Safe batch, random nonce key, gas,
@@ -174,6 +146,7 @@ export class UserOperations extends Context.Service<
         const deployWaitMs = options.deployWaitMs ?? 30_000
 
         const newRecordId = Effect.provideService(randomUuid, SecureRandom, random)
+        const { resend, status } = yield* operationStatusReader
 
         const accountOf = (identity: AccountIdentity) =>
           vault.owner(identity).pipe(Effect.map((owner) => identitySafe(owner.address, identity)))
@@ -182,69 +155,6 @@ export class UserOperations extends Context.Service<
           network.erc4337 === undefined
             ? Effect.fail(new UnsupportedChain({ chain: network.slug }))
             : Effect.succeed(network.erc4337)
-
-        // One round trip: the Safe's code and the fees, and (concurrently) the calls simulated in sequence.
-        const inspect = (network: Network, account: SafeAccount, calls: ReadonlyArray<SafeCall>) =>
-          rpc(network, "inspect", () =>
-            Promise.all([
-              readAccountChainState(network.publicClient, account.address),
-              simulateBatch(network.publicClient, account.address, calls)
-            ])
-          ).pipe(
-            Effect.flatMap(([state, simulated]) => {
-              if (simulated.insufficientFunds) return lackingBalance(network, account.address, calls)
-              const revert = simulated.revert
-              if (revert === undefined) return Effect.succeed({ state, executionGas: simulated.gasUsed })
-              const reason = revert.halted ? haltedReason : decodeRevertReason(revert.data)
-              return Effect.fail(new CallReverted({ index: revert.index, reason }))
-            })
-          )
-
-        /**
-         * The call that sends more ETH than the Safe holds: the first whose value, with the values before it, is above
-         * the balance (the batch as a whole when the calls spend the ETH otherwise). Retrying never helps until the
-         * wallet is funded, so it is the caller's `call_reverted`, never a node's 503.
-         */
-        const lackingBalance = (network: Network, address: Address, calls: ReadonlyArray<SafeCall>) =>
-          rpc(network, "getBalance", () => network.publicClient.getBalance({ address })).pipe(
-            Effect.flatMap((balance) => {
-              let needs = 0n
-              const index = calls.findIndex((call) => {
-                needs += call.value
-                return needs > balance
-              })
-              return Effect.fail(
-                index < 0
-                  ? new CallReverted({ index: -1, reason: `insufficient balance: holds ${balance} wei` })
-                  : new CallReverted({ index, reason: insufficientBalanceReason(needs, balance) })
-              )
-            })
-          )
-
-        const isDeployed = (network: Network, address: Address) =>
-          rpc(network, "getCode", () => network.publicClient.getCode({ address })).pipe(
-            Effect.map((code) => code !== undefined && code !== "0x")
-          )
-
-        // Waits, within the request, until the Safe has code: what the next operations of the account need. False
-        // when it has none within `deployWaitMs`.
-        const awaitDeployment = (network: Network, address: Address) =>
-          Effect.gen(function* () {
-            while (!(yield* isDeployed(network, address))) {
-              yield* Effect.sleep(network.publicClient.pollingInterval)
-            }
-            return true
-          }).pipe(
-            withinDeadline(network, "awaitDeployment", deployWaitMs),
-            Effect.catch((error) =>
-              Effect.logWarning(
-                "walletgate: the deploying operation is not included yet; the deploy lock is freed"
-              ).pipe(
-                Effect.annotateLogs({ network: network.slug, account: address, cause: error.cause }),
-                Effect.as(false)
-              )
-            )
-          )
 
         const send = <E, R>(
           network: Network,
@@ -438,7 +348,7 @@ export class UserOperations extends Context.Service<
                     if (!aa10) return yield* Effect.fail(refusal)
                     // Still no code: the deployment has not landed yet, and a retry can pass once it has (503, not a
                     // final 4xx). Nothing stands as sent: the refused operation's record was discarded.
-                    if (!(yield* awaitDeployment(network, account.address))) {
+                    if (!(yield* awaitDeployment(network, account.address, deployWaitMs))) {
                       return yield* new AccountDeploying({ network: network.slug })
                     }
                     yield* Effect.logInfo("walletgate: the Safe was deployed meanwhile; signed again without it").pipe(
@@ -457,163 +367,9 @@ export class UserOperations extends Context.Service<
                   })
                 )
               )
-              yield* awaitDeployment(network, account.address)
+              yield* awaitDeployment(network, account.address, deployWaitMs)
               return record
             }).pipe(Effect.ensuring(lock.release))
-          })
-
-        const storedOperation = (record: TxRecord): UserOperation07 | undefined =>
-          record.userOperation === undefined
-            ? undefined
-            : (formatUserOperation(record.userOperation as unknown as RpcUserOperation<"0.7">) as UserOperation07)
-
-        const resend = (record: TxRecord, network: Network) =>
-          Effect.gen(function* () {
-            const op = storedOperation(record)
-            if (op === undefined || network.erc4337 === undefined) return
-            const account = op.sender
-            yield* bundler.sendUserOperation(network.chainId, op, canonicalSafe4337Contracts().entryPoint).pipe(
-              Effect.catch((error) =>
-                Effect.logDebug("walletgate: re-send refused").pipe(
-                  Effect.annotateLogs({
-                    network: network.slug,
-                    account,
-                    userOpHash: record.userOpHash,
-                    cause: error._tag === "BundlerRejected" ? error.message.slice(0, 120) : error._tag
-                  })
-                )
-              )
-            )
-          })
-
-        /**
-         * Where the operation is included on the node's canonical chain, if it is: the EntryPoint's event of the
-         * operation in the node's logs from the block before it was prepared up to `head`. For an operation prepared
-         * within {@link recentLogBlocks}, those logs alone answer (one read of the node). For an older one, first
-         * where the bundler's receipt says (the node must still hold that transaction, with the operation's event in
-         * it: a bundler's receipt can outlive a reorg, and a reorg can mine the same bundle in another block), then
-         * the logs.
-         */
-        const inclusionOf = (record: TxRecord, hash: Hash, network: Network, head: bigint) =>
-          Effect.gen(function* () {
-            const entryPoint = canonicalSafe4337Contracts().entryPoint
-            const from =
-              record.sentAfterBlock === undefined
-                ? maxBigint(0n, head - logSearchBlocks)
-                : BigInt(record.sentAfterBlock)
-            const searchLogs = rpc(network, "findOperation", () =>
-              network.publicClient.getLogs({
-                address: entryPoint,
-                event: userOperationEvent,
-                args: { userOpHash: hash },
-                fromBlock: from,
-                toBlock: head
-              })
-            ).pipe(Effect.map((logs) => operationEvents(logs, entryPoint, hash)[0]))
-            if (record.sentAfterBlock !== undefined && head - from <= recentLogBlocks) return yield* searchLogs
-            const receipt = yield* bundler
-              .getUserOperationReceipt(network.chainId, hash)
-              .pipe(
-                Effect.catch((error) =>
-                  Effect.logDebug("walletgate: the bundler's receipt is unavailable; the node is asked").pipe(
-                    Effect.annotateLogs({ network: network.slug, userOpHash: hash, cause: error._tag }),
-                    Effect.as(undefined)
-                  )
-                )
-              )
-            if (receipt !== undefined) {
-              const onNode = yield* rpc(network, "confirm", () =>
-                network.publicClient
-                  .getTransactionReceipt({ hash: receipt.receipt.transactionHash })
-                  .catch(() => undefined)
-              )
-              const event =
-                onNode === undefined || onNode.blockNumber > head
-                  ? undefined
-                  : operationEvents(onNode.logs, entryPoint, hash)[0]
-              if (event !== undefined) return event
-            }
-            return yield* searchLogs
-          })
-
-        /**
-         * Whether the operation's EntryPoint nonce was used by another operation as of block `at`: then it can never
-         * be included (`dropped`). Only an operation with a shared nonce key (a plan payout) can lose its nonce.
-         */
-        const nonceTaken = (record: TxRecord, network: Network, at: bigint) =>
-          Effect.gen(function* () {
-            const op = storedOperation(record)
-            if (op === undefined) return false
-            const key = op.nonce >> 64n
-            const sequence = op.nonce & ((1n << 64n) - 1n)
-            const next = yield* rpc(network, "getNonce", () =>
-              network.publicClient.readContract({
-                address: canonicalSafe4337Contracts().entryPoint,
-                abi: entryPoint07Abi,
-                functionName: "getNonce",
-                args: [op.sender, key],
-                blockNumber: at
-              })
-            )
-            return (next & ((1n << 64n) - 1n)) > sequence
-          })
-
-        const status = (record: TxRecord, network: Network) =>
-          Effect.gen(function* () {
-            if (isFinalStatus(record.status) || record.userOpHash === undefined || network.erc4337 === undefined) {
-              return { record, status: record.status, ...facts(record) }
-            }
-            const hash = record.userOpHash as Hash
-            const confirmations = BigInt(network.erc4337.confirmations)
-            // Every read below is pinned to one head, so that the event search and the nonce agree.
-            const head = yield* rpc(network, "head", () => network.publicClient.getBlockNumber({ cacheTime: 0 }))
-            const included = yield* inclusionOf(record, hash, network, head)
-            if (included !== undefined) {
-              const blockNumber = Number(included.blockNumber)
-              if (head - included.blockNumber + 1n < confirmations) {
-                return { record, status: "submitted" as const, txHash: included.transactionHash, blockNumber }
-              }
-              return yield* settle(record, {
-                status: included.args.success ? "confirmed" : "reverted",
-                blockNumber,
-                gasUsed: included.args.actualGasUsed.toString(),
-                txHash: included.transactionHash
-              })
-            }
-            // Not on the canonical chain: never included yet, dropped by the bundler, or reorged out. The nonce is
-            // read one block behind the last final one: a node may answer for its newest block's state before its
-            // logs (anvil on interval mining did), which made an operation of that block look dropped by itself.
-            const settledBlock = head - confirmations
-            if (settledBlock >= 0n && (yield* nonceTaken(record, network, settledBlock))) {
-              return yield* settle(record, { status: "dropped" })
-            }
-            // Pending: while the bundler holds it, it is the bundler's to include (resubmitting a dropped bundle, bumping
-            // fees). Otherwise (the bundler lost it, or reports it included in a block the node no longer has: a
-            // reorg) the same signed operation is sent again as it was (same hash); the EntryPoint runs it only once.
-            const pending = yield* bundler
-              .isPending(network.chainId, hash)
-              .pipe(Effect.catch(() => Effect.succeed(false)))
-            if (!pending) yield* resend(record, network)
-            return { record, status: "submitted" as const }
-          })
-
-        /** Settles `record` with `outcome` (the first settlement wins: a concurrent read may have settled it). */
-        const settle = (record: TxRecord, outcome: TxOutcome) =>
-          Effect.gen(function* () {
-            const settled = yield* log.settle(record.id, outcome)
-            // Counted by the read that settled it, once: a record settles once (TransactionLog.settle).
-            if (settled) {
-              yield* count(userOperations, { kind: record.kind, status: outcome.status })
-              if (outcome.status !== "dropped" && record.gasHold !== undefined) {
-                yield* count(gasSponsored, { "walletgate.app": record.owner }, Number(outcome.gasUsed))
-              }
-            }
-            // Dropped: never included, so it cost nothing; only the read that settled it gives the gas back.
-            if (settled && outcome.status === "dropped" && record.gasHold !== undefined) {
-              yield* spend.release(record.gasHold)
-            }
-            const final: TxRecord = settled ? { ...record, ...outcome } : ((yield* log.find(record.id)) ?? record)
-            return { record: final, status: final.status, ...facts(final) } satisfies OperationStatus
           })
 
         return UserOperations.of({ accountOf, submit, resend, status })
@@ -630,48 +386,3 @@ interface RecordSlot {
   readonly id: string
   readonly nonce: OperationNonce
 }
-
-/** Who sponsors the network's operations: its VerifyingPaymaster signer, its ERC-7677 service, or nobody. */
-const sponsorOf = (network: Network, sponsor: Erc4337Settings["sponsor"]): OperationSponsor | undefined => {
-  if (sponsor === undefined) return undefined
-  if (sponsor.kind === "service") {
-    return { service: paymasterServiceClient(network, canonicalSafe4337Contracts().entryPoint, sponsor.service) }
-  }
-  return { paymaster: sponsor.paymaster, signer: sponsor.signer, window: { validUntil: 0, validAfter: 0 } }
-}
-
-/** How far back the node's logs are searched for an operation recorded without `sentAfterBlock`. */
-const logSearchBlocks = 10_000n
-
-/**
- * An operation prepared at most this many blocks ago is looked up in the node's logs alone, without the bundler's
- * receipt: a range any node searches at once, and the receipt would only point at the same event.
- */
-const recentLogBlocks = 1_000n
-
-const maxBigint = (a: bigint, b: bigint) => (a > b ? a : b)
-
-const userOperationEvent = getAbiItem({ abi: entryPoint07Abi, name: "UserOperationEvent" })
-
-/** The EntryPoint's `UserOperationEvent`s of operation `hash` among `logs`. */
-const operationEvents = (logs: ReadonlyArray<Log>, entryPoint: Address, hash: Hash) =>
-  parseEventLogs({ abi: entryPoint07Abi, eventName: "UserOperationEvent", logs: [...logs] }).filter(
-    (event) =>
-      event.args.userOpHash === hash &&
-      getAddress(event.address) === getAddress(entryPoint) &&
-      !event.removed &&
-      event.blockNumber !== null &&
-      event.transactionHash !== null
-  ) as ReadonlyArray<IncludedEvent>
-
-/** An operation's event in a mined block. */
-type IncludedEvent = {
-  readonly blockNumber: bigint
-  readonly transactionHash: Hash
-  readonly args: { readonly success: boolean; readonly actualGasUsed: bigint }
-}
-
-const facts = (record: TxRecord): { readonly txHash?: Hash; readonly blockNumber?: number } => ({
-  ...(record.txHash === undefined ? {} : { txHash: record.txHash as Hash }),
-  ...(record.blockNumber === undefined ? {} : { blockNumber: record.blockNumber })
-})

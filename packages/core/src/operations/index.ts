@@ -38,14 +38,15 @@ export {
   userWalletIdentity
 } from "./identity"
 export { deriveOwnerKey, KeyVault } from "./KeyVault"
+export type { OperationStatus } from "./operationStatus"
 export { bundlerReason, type OperationOutcome, type OutcomeRow, operationOutcomes } from "./outcomes"
 export { paymasterServiceClient } from "./paymasterService"
 export { type GasPayer, SpendPolicy } from "./SpendPolicy"
-export { canonicalSafe4337Contracts, type SafeAccount, type SafeCall, safeProxyCreationCode } from "./safeAccount"
 export {
+  canonicalSafe4337Contracts,
   identitySafe,
-  type OperationIntent,
-  type OperationStatus,
-  UserOperations,
-  type UserOperationsOptions
-} from "./UserOperations"
+  type SafeAccount,
+  type SafeCall,
+  safeProxyCreationCode
+} from "./safeAccount"
+export { type OperationIntent, UserOperations, type UserOperationsOptions } from "./UserOperations"

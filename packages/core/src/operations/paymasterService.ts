@@ -6,7 +6,7 @@ import { formatUserOperationRequest } from "viem/account-abstraction"
 import type { PaymasterServiceConfig } from "../chain/networks"
 import { PaymasterUnavailable, SponsorshipRefused } from "./errors"
 import { paymasterServiceOutcome } from "./outcomes"
-import type { SafeOperationFields } from "./safeAccount"
+import type { SafeOperationFields } from "./safeSignature"
 import type { PaymasterFields } from "./verifyingPaymaster"
 
 // The gateway's side of ERC-7677 (paymaster web services, EntryPoint v0.7): `pm_getPaymasterStubData` before the gas

@@ -6,7 +6,7 @@ import { InvalidRequest } from "../http/errors"
 import type { BundlerError } from "../operations/Bundler"
 import type { BundlerRefusedSetup, BundlerRejected, CallReverted } from "../operations/errors"
 import type { SafeAccount } from "../operations/safeAccount"
-import { readNonceSequence } from "../operations/safeOperation"
+import { readNonceSequence } from "../operations/simulation"
 import type { OperationNonce } from "../operations/UserOperations"
 import { NATIVE_ASSET, type PayoutPlan } from "./accounts"
 import {

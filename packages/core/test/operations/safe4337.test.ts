@@ -23,22 +23,15 @@ import { checkErc4337Code, deployErc4337Contracts } from "../../src/deploy/deplo
 import { startAlto } from "../../src/devnet/alto"
 import { Bundler, type BundlerError, makeJsonRpcBundler, type UserOperation07 } from "../../src/operations/Bundler"
 import type { PaymasterServiceError } from "../../src/operations/paymasterService"
-import {
-  type SafeAccount,
-  type SafeCall,
-  safeAccount,
-  signSafeMessage,
-  signSafeOperation,
-  signSafeTypedData
-} from "../../src/operations/safeAccount"
+import { type SafeAccount, type SafeCall, safeAccount } from "../../src/operations/safeAccount"
 import {
   type GasSource,
-  operationRevertData,
   type PreparedSafeOperation,
   prepareSafeOperation,
-  readAccountChainState,
-  simulateBatch
+  readAccountChainState
 } from "../../src/operations/safeOperation"
+import { signSafeMessage, signSafeOperation, signSafeTypedData } from "../../src/operations/safeSignature"
+import { operationRevertData, simulateBatch } from "../../src/operations/simulation"
 import { verifyingPaymasterHash } from "../../src/operations/verifyingPaymaster"
 import { startRpcProxy } from "../devnet/rpcProxy"
 import {
