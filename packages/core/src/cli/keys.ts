@@ -1,7 +1,7 @@
 // `walletgate keys …`: API keys of the automation interface (X-API-KEY), in the gateway's store (REDIS_URL), or in a
 // key file (--file, WALLETGATE_KEYS_FILE) for a single process and the tests.
 import * as Effect from "effect/Effect"
-import { keyView } from "../operator/Operator"
+import { keyView } from "../operator/views"
 import type { CreatedKey, KeyView } from "../operator/schemas"
 import {
   type ApiKeyMode,

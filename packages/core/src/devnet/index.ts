@@ -3,18 +3,14 @@
 
 export { sweeperArtifact, testTokenArtifact } from "../chain/artifacts"
 export type { ChainContracts } from "../chain/networks"
+export { checkErc4337Code } from "../deploy/codeChecks"
 export {
   deployContracts,
   deployTestToken,
   type SweeperParameters,
   type TestTokenParameters
 } from "../deploy/contracts"
-export {
-  checkErc4337Code,
-  deployErc4337Contracts,
-  type Erc4337Contracts,
-  type Erc4337Deployment
-} from "../deploy/deployment"
+export { deployErc4337Contracts, type Erc4337Contracts, type Erc4337Deployment } from "../deploy/deployment"
 export { type AltoInstance, type AltoOptions, startAlto } from "./alto"
 export { type AnvilInstance, type AnvilOptions, anvilMnemonic, freePort, startAnvil } from "./anvil"
 export { type Devnet, type DevnetOptions, startDevnet } from "./devnet"
