@@ -20,7 +20,7 @@ import type {
 import { userIdOf } from "../operations/identity"
 import type { OperationStatus } from "../operations/operationStatus"
 import type { PaymasterServiceError } from "../operations/paymasterService"
-import { type GasPayer, SpendPolicy } from "../operations/SpendPolicy"
+import type { GasPayer } from "../operations/SpendPolicy"
 import { UserOperations } from "../operations/UserOperations"
 import type { StoreUnavailable } from "../state/errors"
 import type { IdempotencyInFlight } from "../state/IdempotencyStore"
@@ -123,14 +123,13 @@ export class Kernel extends Context.Service<
     readonly recover: (app: App, id: string) => Effect.Effect<KernelTxResponse | undefined, StoreUnavailable>
   }
 >()("@walletgate/core/Kernel") {
-  /** The service over `Networks`, `UserOperations`, `SpendPolicy`, `TransactionLog`, and `AppAuth`. */
+  /** The service over `Networks`, `UserOperations`, `TransactionLog`, and `AppAuth`. */
   static readonly layer = (options: KernelOptions = {}) =>
     Layer.effect(
       Kernel,
       Effect.gen(function* () {
         const networks = yield* Networks
         const operations = yield* UserOperations
-        const spend = yield* SpendPolicy
         const log = yield* TransactionLog
         const appAuth = yield* AppAuth
         const maxCalls = options.maxCalls ?? 16
@@ -167,10 +166,7 @@ export class Kernel extends Context.Service<
             network,
             identity,
             intent: { calls, kind: "kernel", owner: app.clientId, details: { userId } },
-            // The calls alone over the ceiling: refused before the bundler spends time estimating them.
-            checkExecutionGas: (gas) => spend.checkCeiling(network, payer, gas),
-            // The spend policy, before anything is sponsored or signed: a refusal costs nothing.
-            approveGas: (gas) => spend.reserve(network, payer, gas)
+            spender: payer
           })
           yield* Effect.logInfo("walletgate: kernel batch submitted").pipe(
             Effect.annotateLogs({

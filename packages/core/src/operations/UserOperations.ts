@@ -3,7 +3,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
-import { getAddress } from "viem"
+import { getAddress, type LocalAccount } from "viem"
 import { formatUserOperationRequest } from "viem/account-abstraction"
 import { type ChainUnavailable, UnsupportedChain } from "../chain/errors"
 import type { Network } from "../chain/networks"
@@ -15,14 +15,21 @@ import type { GasHold } from "../state/GasLedger"
 import type { IdempotencyInFlight } from "../state/IdempotencyStore"
 import { TransactionLog, type TxRecord } from "../state/TransactionLog"
 import { Bundler, type BundlerError } from "./Bundler"
-import { AccountDeploying, BundlerRejected, type CallReverted, GasPriceAboveCap } from "./errors"
+import {
+  AccountDeploying,
+  BundlerRejected,
+  type CallReverted,
+  type GasBudgetExhausted,
+  type GasCeilingExceeded,
+  GasPriceAboveCap
+} from "./errors"
 import { OperationLink } from "./idempotency"
 import type { AccountIdentity } from "./identity"
 import { awaitDeployment, inspect, isDeployed } from "./inspection"
 import { KeyVault } from "./KeyVault"
 import { type OperationStatus, operationStatusReader } from "./operationStatus"
 import type { PaymasterServiceError } from "./paymasterService"
-import { SpendPolicy } from "./SpendPolicy"
+import { type GasPayer, SpendPolicy } from "./SpendPolicy"
 import { identitySafe, type SafeAccount, type SafeCall } from "./safeAccount"
 import { type AccountChainState, capFees, prepareSafeOperation, randomNonceKey, sponsorOf } from "./safeOperation"
 
@@ -42,7 +49,7 @@ export interface OperationNonce {
 }
 
 /** What {@link UserOperations} `submit` is given. */
-export interface SubmitOptions<E = never, R = never> {
+export interface SubmitOptions {
   readonly network: Network
   /** Whose KeyVault key signs (and, without `account`, whose Safe sends). */
   readonly identity: AccountIdentity
@@ -53,15 +60,12 @@ export interface SubmitOptions<E = never, R = never> {
   readonly account?: SafeAccount
   readonly intent: OperationIntent
   /**
-   * The spend policy's approval of the operation's gas ceiling, before anything is sponsored or signed; the hold it
-   * returns is kept in the record and given back if the bundler refuses the operation or it is dropped.
+   * Who the operation's gas is charged to. The pipeline applies the spend policy itself: the gas the calls used when
+   * simulated, a lower bound of the operation's, is checked against the ceiling before anything is estimated; the
+   * operation's gas ceiling is reserved in the spender's budgets before anything is sponsored or signed, kept in the
+   * record and given back if the bundler refuses the operation or it is dropped.
    */
-  readonly approveGas?: (gas: bigint) => Effect.Effect<GasHold | undefined, E, R>
-  /**
-   * Called before the gas is estimated with the gas the calls used when simulated in sequence, a lower bound of the
-   * operation's: a failure (a spend ceiling it already exceeds) ends the submission with nothing estimated or signed.
-   */
-  readonly checkExecutionGas?: (gas: bigint) => Effect.Effect<void, E, R>
+  readonly spender: GasPayer
   /**
    * A fixed nonce instead of a fresh random key: operations given the same nonce share one EntryPoint slot, so at
    * most one of them can ever execute.
@@ -96,15 +100,16 @@ export class UserOperations extends Context.Service<
     readonly accountOf: (identity: AccountIdentity) => Effect.Effect<SafeAccount>
     /**
      * Sends `intent.calls` atomically from the Safe of `identity`. A batch that would revert fails with
-     * `CallReverted` (the failing call's index and reason) and nothing is signed; `approveGas` (the spend policy)
-     * is called with the operation's gas ceiling before anything is sponsored or signed. The first operation of an
+     * `CallReverted` (the failing call's index and reason) and nothing is signed; the spend policy reserves the
+     * operation's gas ceiling for `spender` before anything is sponsored or signed. The first operation of an
      * undeployed Safe is sent alone: concurrent ones wait (bounded) for its inclusion.
      */
-    readonly submit: <E = never, R = never>(
-      options: SubmitOptions<E, R>
+    readonly submit: (
+      options: SubmitOptions
     ) => Effect.Effect<
       TxRecord,
-      | E
+      | GasCeilingExceeded
+      | GasBudgetExhausted
       | CallReverted
       | ChainUnavailable
       | GasPriceAboveCap
@@ -113,8 +118,7 @@ export class UserOperations extends Context.Service<
       | BundlerError
       | PaymasterServiceError
       | StoreUnavailable
-      | IdempotencyInFlight,
-      R
+      | IdempotencyInFlight
     >
     /** Re-sends the recorded signed operation as it was (same hash); refusals (already known, already included) are ignored. */
     readonly resend: (record: TxRecord, network: Network) => Effect.Effect<void>
@@ -156,13 +160,13 @@ export class UserOperations extends Context.Service<
             ? Effect.fail(new UnsupportedChain({ chain: network.slug }))
             : Effect.succeed(network.erc4337)
 
-        const send = <E, R>(
+        const send = (
           network: Network,
-          identity: AccountIdentity,
+          owner: LocalAccount,
           account: SafeAccount,
           state: AccountChainState,
           intent: OperationIntent,
-          approveGas: ((gas: bigint) => Effect.Effect<GasHold | undefined, E, R>) | undefined,
+          spender: GasPayer,
           nonce: OperationNonce | undefined,
           /** The record's id and the operation's nonce when the caller chose them (see {@link RecordSlot}). */
           recordAs?: RecordSlot
@@ -171,7 +175,6 @@ export class UserOperations extends Context.Service<
             const settings = yield* settingsOf(network)
             const fees = capFees(state.fees, state.baseFeePerGas, settings.feeCaps)
             if (fees === undefined) return yield* new GasPriceAboveCap({ network: network.slug })
-            const owner = yield* vault.owner(identity)
             const opNonce = nonce ?? recordAs?.nonce
             const sponsor = sponsorOf(network, settings.sponsor)
             let hold: GasHold | undefined
@@ -184,19 +187,16 @@ export class UserOperations extends Context.Service<
               signers: [owner],
               ...(opNonce === undefined ? {} : { nonceKey: opNonce.key, nonceSequence: opNonce.sequence }),
               ...(sponsor === undefined ? {} : { sponsor }),
-              ...(approveGas === undefined
-                ? {}
-                : {
-                    approveGas: (gas: bigint) =>
-                      approveGas(gas).pipe(
-                        Effect.tap((held) =>
-                          Effect.sync(() => {
-                            hold = held
-                          })
-                        ),
-                        Effect.asVoid
-                      )
-                  })
+              // The spend policy, before anything is sponsored or signed: a refusal costs nothing.
+              approveGas: (gas: bigint) =>
+                spend.reserve(network, spender, gas).pipe(
+                  Effect.tap((held) =>
+                    Effect.sync(() => {
+                      hold = held
+                    })
+                  ),
+                  Effect.asVoid
+                )
             }).pipe(
               Effect.provideService(Bundler, bundler),
               // Refused after the reservation (a paymaster service's final data): nothing was signed, so nothing is held.
@@ -276,7 +276,7 @@ export class UserOperations extends Context.Service<
             return record
           }).pipe(Effect.scoped)
 
-        const submit = <E = never, R = never>(submission: SubmitOptions<E, R>) =>
+        const submit = (submission: SubmitOptions) =>
           Effect.gen(function* () {
             const { network, identity, intent } = submission
             yield* settingsOf(network)
@@ -288,22 +288,13 @@ export class UserOperations extends Context.Service<
             }
             const { state, executionGas } = yield* inspect(network, account, intent.calls)
             // Before any estimate: an operation too large to estimate (a bundler may fail on it) is refused here.
-            if (submission.checkExecutionGas !== undefined) yield* submission.checkExecutionGas(executionGas)
+            yield* spend.checkCeiling(network, submission.spender, executionGas)
             const fixedId =
               submission.recordId === undefined
                 ? undefined
                 : { id: submission.recordId, nonce: submission.nonce ?? { key: randomNonceKey(), sequence: 0n } }
             if (state.deployed)
-              return yield* send(
-                network,
-                identity,
-                account,
-                state,
-                intent,
-                submission.approveGas,
-                submission.nonce,
-                fixedId
-              )
+              return yield* send(network, owner, account, state, intent, submission.spender, submission.nonce, fixedId)
             // An undeployed Safe: its deploying operation must go alone (another one carrying the same initCode is
             // refused with AA10). The deploy lock is held only inside this request, at most `deployWaitMs`.
             const lock = yield* locks.acquire(`deploy:${network.chainId}:${account.address}`, deployWaitMs + 10_000)
@@ -313,11 +304,11 @@ export class UserOperations extends Context.Service<
                 yield* lock.release
                 return yield* send(
                   network,
-                  identity,
+                  owner,
                   account,
                   { ...state, deployed },
                   intent,
-                  submission.approveGas,
+                  submission.spender,
                   submission.nonce,
                   fixedId
                 )
@@ -328,11 +319,11 @@ export class UserOperations extends Context.Service<
               }
               const record = yield* send(
                 network,
-                identity,
+                owner,
                 account,
                 state,
                 intent,
-                submission.approveGas,
+                submission.spender,
                 submission.nonce,
                 recordAs
               ).pipe(
@@ -356,11 +347,11 @@ export class UserOperations extends Context.Service<
                     )
                     return yield* send(
                       network,
-                      identity,
+                      owner,
                       account,
                       { ...state, deployed: true },
                       intent,
-                      submission.approveGas,
+                      submission.spender,
                       submission.nonce,
                       recordAs
                     )

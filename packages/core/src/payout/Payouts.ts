@@ -230,8 +230,7 @@ export class Payouts extends Context.Service<
               details: shownDetails(planned)
             },
             // The spend policy before anything is sponsored or signed: a refused payout costs nothing.
-            checkExecutionGas: (gas) => spend.checkCeiling(network, payer, gas),
-            approveGas: (gas) => spend.reserve(network, payer, gas),
+            spender: payer,
             ...(nonce === undefined ? {} : { nonce })
           })
           .pipe(

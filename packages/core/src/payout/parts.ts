@@ -138,8 +138,7 @@ export const sendPart = (services: PartServices, context: PartsContext, index: n
           identity: context.identity,
           account: context.safe,
           intent: { calls: disperseCalls(transfers), kind: "payout", owner: manifest.owner, details: partDetails },
-          checkExecutionGas: (gas) => services.spend.checkCeiling(network, context.payer, gas),
-          approveGas: (gas) => services.spend.reserve(network, context.payer, gas),
+          spender: context.payer,
           nonce: { key: partNonceKey(manifest.id, index), sequence: 0n },
           recordId: id
         })
