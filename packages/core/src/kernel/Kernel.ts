@@ -8,7 +8,6 @@ import type { App } from "../auth/apps"
 import type { Forbidden, IdentityProviderUnavailable, InvalidAuth, NonCanonicalUserId } from "../auth/errors"
 import { type ChainUnavailable, UnsupportedChain } from "../chain/errors"
 import { type Network, Networks, rpc } from "../chain/networks"
-import { InvalidRequest } from "../http/errors"
 import type { BundlerError } from "../operations/Bundler"
 import type {
   AccountDeploying,
@@ -28,11 +27,14 @@ import { TransactionLog, type TxRecord } from "../state/TransactionLog"
 import { TxNotFound } from "./errors"
 import type { KernelTxRequest, KernelTxResponse } from "./schemas"
 
-/** Settings of {@link Kernel.layer}. */
+/** Settings of the wallet batch route (`kernelTx`). */
 export interface KernelOptions {
-  /** Most calls in one batch; default 16. */
+  /** Most calls in one batch; default {@link DEFAULT_MAX_CALLS}. The route's schema checks it (`kernelTxRequestOf`). */
   readonly maxCalls?: number
 }
+
+/** Most calls in one batch unless `maxCalls` says otherwise. */
+export const DEFAULT_MAX_CALLS = 16
 
 /** How a transaction is looked up: by the id walletgate gave it, or by a hash (its operation's or its including transaction's). */
 export type TxLookup = { readonly id: string } | { readonly hash: string }
@@ -75,7 +77,7 @@ export class Kernel extends Context.Service<
   Kernel,
   {
     /**
-     * Authorises and submits one batch for the app; answers once the bundler has it, or, with `waitSeconds`
+     * Authorises and submits one batch for the app (1 to `maxCalls` parallel calls, as `kernelTxRequestOf` decodes it); answers once the bundler has it, or, with `waitSeconds`
      * (at most {@link MAX_WAIT_SECONDS}), once it is final or that time has passed.
      */
     readonly send: (
@@ -85,7 +87,6 @@ export class Kernel extends Context.Service<
     ) => Effect.Effect<
       KernelTxResponse,
       | UnsupportedChain
-      | InvalidRequest
       | InvalidAuth
       | Forbidden
       | IdentityProviderUnavailable
@@ -124,7 +125,7 @@ export class Kernel extends Context.Service<
   }
 >()("@walletgate/core/Kernel") {
   /** The service over `Networks`, `UserOperations`, `TransactionLog`, and `AppAuth`. */
-  static readonly layer = (options: KernelOptions = {}) =>
+  static readonly layer = () =>
     Layer.effect(
       Kernel,
       Effect.gen(function* () {
@@ -132,19 +133,10 @@ export class Kernel extends Context.Service<
         const operations = yield* UserOperations
         const log = yield* TransactionLog
         const appAuth = yield* AppAuth
-        const maxCalls = options.maxCalls ?? 16
 
         const send = Effect.fn("Kernel.send")(function* (app: App, request: KernelTxRequest, waitSeconds?: number) {
+          // The calls are 1 to `maxCalls`, as many values and data as addresses: the request's schema checked it.
           const { to, value, data } = request
-          const problems = [
-            ...(to.length === 0 ? [{ path: "/to", message: "Expected at least 1 call" }] : []),
-            ...(to.length > maxCalls ? [{ path: "/to", message: `Expected at most ${maxCalls} calls` }] : []),
-            ...(value.length === to.length
-              ? []
-              : [{ path: "/value", message: `Expected ${to.length} items, as in to` }]),
-            ...(data.length === to.length ? [] : [{ path: "/data", message: `Expected ${to.length} items, as in to` }])
-          ]
-          if (problems.length > 0) return yield* new InvalidRequest({ errors: problems })
           const network = networks.resolve(request.chain)
           if (network === undefined) return yield* new UnsupportedChain({ chain: request.chain })
           const identity = yield* appAuth.authorise(app, request.userId, request.auth ?? "", network)

@@ -21,7 +21,7 @@ import type { IdempotencyStore } from "../state/IdempotencyStore"
 import type { RateLimiter } from "../state/RateLimiter"
 import type { TransactionLog } from "../state/TransactionLog"
 import { type KernelError, kernelProblems } from "./errors"
-import { Kernel, type KernelOptions } from "./Kernel"
+import { DEFAULT_MAX_CALLS, Kernel, type KernelOptions } from "./Kernel"
 import { type ResolverOptions, resolverRoute } from "./resolver"
 import { kernelRoutes } from "./routes"
 import { signRoute } from "./sign"
@@ -70,7 +70,7 @@ export type KernelTxPorts =
   | SecureRandom
   | RateLimiter
 
-type KernelRoute = (typeof kernelRoutes)[number] | ReturnType<typeof resolverRoute> | typeof signRoute
+type KernelRoute = ReturnType<typeof kernelRoutes>[number] | ReturnType<typeof resolverRoute> | typeof signRoute
 
 /** Options of {@link kernelTx}: the batch limits, the statuses of refusals and the ERC-4337 pipeline's settings. */
 export interface KernelTxOptions extends KernelOptions {
@@ -94,10 +94,10 @@ export const kernelTx = (options: KernelTxOptions = {}): GatewayModule<KernelTxP
   >({
     name: "kernelTx",
     needs: ["appAuth", "pipeline"],
-    layer: Kernel.layer(options).pipe(Layer.provide(UserOperations.layer(options.operations))),
+    layer: Kernel.layer().pipe(Layer.provide(UserOperations.layer(options.operations))),
     routes: withClientStatuses<RouteServices<KernelRoute>, RouteErrors<KernelRoute>>(
       options.clientStatuses ?? "standard",
-      [...kernelRoutes, signRoute, resolverRoute(options.resolver)]
+      [...kernelRoutes(options.maxCalls ?? DEFAULT_MAX_CALLS), signRoute, resolverRoute(options.resolver)]
     ),
     problems: { ...authProblems, ...clientStatusProblems, ...chainProblems, ...operationProblems, ...kernelProblems }
   })
