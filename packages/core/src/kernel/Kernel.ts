@@ -6,7 +6,7 @@ import { getAddress, type Hex } from "viem"
 import { AppAuth } from "../auth/AppAuth"
 import type { App } from "../auth/apps"
 import type { Forbidden, IdentityProviderUnavailable, InvalidAuth, NonCanonicalUserId } from "../auth/errors"
-import { type ChainUnavailable, UnsupportedChain } from "../chain/errors"
+import type { ChainUnavailable, UnsupportedChain } from "../chain/errors"
 import { type Network, Networks, rpc } from "../chain/networks"
 import type { BundlerError } from "../operations/Bundler"
 import type {
@@ -77,12 +77,13 @@ export class Kernel extends Context.Service<
   Kernel,
   {
     /**
-     * Authorises and submits one batch for the app (1 to `maxCalls` parallel calls, as `kernelTxRequestOf` decodes it); answers once the bundler has it, or, with `waitSeconds`
+     * Authorises and submits one batch for the app on `network` (the request's chain, resolved once by the route) (1 to `maxCalls` parallel calls, as `kernelTxRequestOf` decodes it); answers once the bundler has it, or, with `waitSeconds`
      * (at most {@link MAX_WAIT_SECONDS}), once it is final or that time has passed.
      */
     readonly send: (
       app: App,
       request: KernelTxRequest,
+      network: Network,
       waitSeconds?: number
     ) => Effect.Effect<
       KernelTxResponse,
@@ -134,11 +135,14 @@ export class Kernel extends Context.Service<
         const log = yield* TransactionLog
         const appAuth = yield* AppAuth
 
-        const send = Effect.fn("Kernel.send")(function* (app: App, request: KernelTxRequest, waitSeconds?: number) {
+        const send = Effect.fn("Kernel.send")(function* (
+          app: App,
+          request: KernelTxRequest,
+          network: Network,
+          waitSeconds?: number
+        ) {
           // The calls are 1 to `maxCalls`, as many values and data as addresses: the request's schema checked it.
           const { to, value, data } = request
-          const network = networks.resolve(request.chain)
-          if (network === undefined) return yield* new UnsupportedChain({ chain: request.chain })
           const identity = yield* appAuth.authorise(app, request.userId, request.auth ?? "", network)
           // Recorded and budgeted under its canonical form: two spellings of one user are one user.
           const userId = userIdOf(identity)

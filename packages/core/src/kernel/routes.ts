@@ -1,6 +1,7 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { AppAuth } from "../auth/AppAuth"
+import { UnsupportedChain } from "../chain/errors"
 import { Networks } from "../chain/networks"
 import { InvalidRequest } from "../http/errors"
 import { idempotencyKey } from "../http/idempotency"
@@ -61,13 +62,15 @@ export const kernelRoutes = (maxCalls: number) => {
           if (request.delegatecall === 1) return yield* new DelegatecallUnsupported()
           const wait = yield* waitOf(context.request.query)
           const kernel = yield* Kernel
-          // The chain as resolved: `"chain": "anvil"` and `"chain": "31337"` are one request.
-          const chain = (yield* Networks).resolve(request.chain)?.slug ?? request.chain
+          const key = yield* idempotencyKey(context.request)
+          // Resolved once for the whole request; `"chain": "anvil"` and `"chain": "31337"` are one request.
+          const network = (yield* Networks).resolve(request.chain)
+          if (network === undefined) return yield* new UnsupportedChain({ chain: request.chain })
           return yield* idempotent({
-            key: yield* idempotencyKey(context.request),
+            key,
             scope: `kernel:${app.clientId}`,
-            request: { ...request, chain },
-            run: kernel.send(app, request, wait).pipe(Effect.map((view) => ({ status: 200, body: view }))),
+            request: { ...request, chain: network.slug },
+            run: kernel.send(app, request, network, wait).pipe(Effect.map((view) => ({ status: 200, body: view }))),
             // A retry of a request whose answer was lost: the same operation, re-sent as it was if the bundler lost it.
             recover: (id) =>
               kernel
