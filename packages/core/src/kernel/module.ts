@@ -27,17 +27,24 @@ import { kernelRoutes } from "./routes"
 import { signRoute } from "./sign"
 
 /** The ports the pipeline module needs. */
-export type PipelinePorts = Networks | Bundler | GasLedger
+export type PipelinePorts = Networks | Bundler | GasLedger | KeyVault | TransactionLog | AccountLocks | SecureRandom
+
+/** Options of {@link pipeline}. */
+export interface PipelineOptions {
+  /** The pipeline's settings (the deploy lock's bound). */
+  readonly operations?: UserOperationsOptions
+}
 
 /**
- * The parts of the ERC-4337 pipeline that the wallet and payout modules share (both list `pipeline` in `needs`):
- * the spend policy; each network's bundler (does it serve the EntryPoint?) and paymaster deposit (is it low?) in
- * `GET /v1/health`; and, for the operator, the policy's limits and use.
+ * The ERC-4337 pipeline the wallet and payout modules share (both list `pipeline` in `needs`), built once: the
+ * pipeline itself (`UserOperations`) and the spend policy it applies; each network's bundler (does it serve the
+ * EntryPoint?) and paymaster deposit (is it low?) in `GET /v1/health`; and, for the operator, the policy's limits and
+ * use.
  */
-export const pipeline = (): GatewayModule<PipelinePorts, SpendPolicy> =>
-  defineModule<SpendPolicy, PipelinePorts, ChainError | OperationError>({
+export const pipeline = (options: PipelineOptions = {}): GatewayModule<PipelinePorts, SpendPolicy | UserOperations> =>
+  defineModule<SpendPolicy | UserOperations, PipelinePorts, ChainError | OperationError>({
     name: "pipeline",
-    layer: SpendPolicy.layer,
+    layer: UserOperations.layer(options.operations).pipe(Layer.provideMerge(SpendPolicy.layer)),
     routes: [],
     problems: { ...chainProblems, ...operationProblems },
     health: Effect.gen(function* () {
@@ -58,7 +65,7 @@ export const pipeline = (): GatewayModule<PipelinePorts, SpendPolicy> =>
     })
   })
 
-/** The ports the wallet transactions need (the spend policy's and app authentication's come with those modules). */
+/** The ports the wallet transactions need (the pipeline and app authentication come with those modules). */
 export type KernelTxPorts =
   | Networks
   | KeyVault
@@ -76,25 +83,25 @@ type KernelRoute = ReturnType<typeof kernelRoutes>[number] | ReturnType<typeof r
 export interface KernelTxOptions extends KernelOptions {
   /** `patch` for clients written for Paymagic's Patch Wallet API (see `ClientStatuses`); default `standard`. */
   readonly clientStatuses?: ClientStatuses
-  /** The pipeline's settings (the deploy lock's bound). */
-  readonly operations?: UserOperationsOptions
   /** Who may resolve user ids to wallet addresses (`POST /v1/resolver`); default: apps, 60 a minute each. */
   readonly resolver?: ResolverOptions
 }
 
 /**
  * Wallet transactions (SPEC §4.3): `POST /v1/kernel/tx`, `GET /v1/kernel/tx/:id` and `POST /v1/resolver`, on the ERC-4337 pipeline
- * (`UserOperations`). Needs the `appAuth` module, and `pipeline` for the spend policy it shares with the payouts.
+ * (`UserOperations`). Needs the `appAuth` module, and `pipeline`, which it shares with the payouts.
  */
-export const kernelTx = (options: KernelTxOptions = {}): GatewayModule<KernelTxPorts | AppAuth | SpendPolicy, Kernel> =>
+export const kernelTx = (
+  options: KernelTxOptions = {}
+): GatewayModule<KernelTxPorts | AppAuth | UserOperations, Kernel> =>
   defineModule<
     Kernel,
-    KernelTxPorts | AppAuth | SpendPolicy,
+    KernelTxPorts | AppAuth | UserOperations,
     KernelError | AuthError | ChainError | OperationError | ClientStatusError
   >({
     name: "kernelTx",
     needs: ["appAuth", "pipeline"],
-    layer: Kernel.layer().pipe(Layer.provide(UserOperations.layer(options.operations))),
+    layer: Kernel.layer(),
     routes: withClientStatuses<RouteServices<KernelRoute>, RouteErrors<KernelRoute>>(
       options.clientStatuses ?? "standard",
       [...kernelRoutes(options.maxCalls ?? DEFAULT_MAX_CALLS), signRoute, resolverRoute(options.resolver)]

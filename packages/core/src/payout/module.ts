@@ -1,4 +1,3 @@
-import * as Layer from "effect/Layer"
 import { type AuthError, authProblems } from "../auth/errors"
 import { type ChainError, chainProblems } from "../chain/errors"
 import type { Networks } from "../chain/networks"
@@ -7,7 +6,7 @@ import type { Bundler } from "../operations/Bundler"
 import { type OperationError, operationProblems } from "../operations/errors"
 import type { KeyVault } from "../operations/KeyVault"
 import type { SpendPolicy } from "../operations/SpendPolicy"
-import { UserOperations } from "../operations/UserOperations"
+import type { UserOperations } from "../operations/UserOperations"
 import type { SecureRandom } from "../random/SecureRandom"
 import type { AccountLocks } from "../state/AccountLocks"
 import type { IdempotencyStore } from "../state/IdempotencyStore"
@@ -33,14 +32,17 @@ export type PayoutPorts =
 /**
  * The automation interface (SPEC §4.4): `POST /v1/:network/account/:address/payout/disperse` and the payout's
  * status, with `X-API-KEY`; each payout one sponsored user operation through the network's bundler. Needs the
- * `pipeline` module (the spend policy).
+ * `pipeline` module (the pipeline and its spend policy).
  */
-export const payouts = (): GatewayModule<PayoutPorts | SpendPolicy, Payouts> =>
-  defineModule<Payouts, PayoutPorts | SpendPolicy, PayoutError | AuthError | ChainError | OperationError>({
+export const payouts = (): GatewayModule<PayoutPorts | SpendPolicy | UserOperations, Payouts> =>
+  defineModule<
+    Payouts,
+    PayoutPorts | SpendPolicy | UserOperations,
+    PayoutError | AuthError | ChainError | OperationError
+  >({
     name: "payouts",
     needs: ["pipeline"],
-    // The pipeline keeps nothing of its own (its state is in the ports), so this instance and any other agree.
-    layer: Payouts.layer.pipe(Layer.provide(UserOperations.layer())),
+    layer: Payouts.layer,
     routes: payoutRoutes,
     problems: { ...authProblems, ...chainProblems, ...operationProblems, ...payoutProblems }
   })

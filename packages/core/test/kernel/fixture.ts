@@ -11,7 +11,7 @@ import {
 } from "@walletgate/core"
 import { hashClientSecret } from "@walletgate/core/auth"
 import type { NetworkConfig, SpendLimitsOptions } from "@walletgate/core/chain"
-import type { KernelTxOptions } from "@walletgate/core/kernel"
+import type { KernelTxOptions, PipelineOptions } from "@walletgate/core/kernel"
 import {
   type AccountIdentity,
   automationIdentity,
@@ -116,6 +116,8 @@ export const startKernelFixture = async (
       | Layer.Layer<Bundler | TransactionLog>
     /** The wallet routes' options (refusal statuses, the resolver's access). */
     readonly kernel?: KernelTxOptions
+    /** The shared pipeline's options (the deploy lock's bound). */
+    readonly pipeline?: PipelineOptions
     /** Blocks (the including one too) before an operation is final; default the network's (1). */
     readonly confirmations?: number
     /** Puts an RPC proxy (`nodeProxy`) between the gateway and the node, to play a node that fails. */
@@ -209,6 +211,7 @@ export const startKernelFixture = async (
     ...(process.env.KERNEL_DEBUG === undefined ? { loggers: extra.loggers ?? [] } : {}),
     ...(extra.operatorToken === undefined ? {} : { operatorToken: extra.operatorToken }),
     ...(extra.kernel === undefined ? {} : { kernel: extra.kernel }),
+    ...(extra.pipeline === undefined ? {} : { pipeline: extra.pipeline }),
     ...(extra.telemetry === undefined ? {} : { telemetry: extra.telemetry })
   })
 

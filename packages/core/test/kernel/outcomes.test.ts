@@ -338,7 +338,7 @@ describe("AA10 while the Safe still has no code after the deploy wait", { tags: 
   let f: Fixture
   let bearer: Record<string, string>
   beforeAll(async () => {
-    f = await startKernelFixture({ bundlerProxy: true, kernel: { operations: { deployWaitMs: 1_000 } } })
+    f = await startKernelFixture({ bundlerProxy: true, pipeline: { operations: { deployWaitMs: 1_000 } } })
     bearer = { authorization: `Bearer ${await f.accessToken()}` }
   })
   afterAll(async () => {
