@@ -10,6 +10,7 @@ export default defineConfig({
       { find: /^@walletgate\/core\/auth$/, replacement: src("./packages/core/src/auth/index.ts") },
       { find: /^@walletgate\/core\/state$/, replacement: src("./packages/core/src/state/index.ts") },
       { find: /^@walletgate\/core\/chain$/, replacement: src("./packages/core/src/chain/index.ts") },
+      { find: /^@walletgate\/core\/operations$/, replacement: src("./packages/core/src/operations/index.ts") },
       { find: /^@walletgate\/core\/kernel$/, replacement: src("./packages/core/src/kernel/index.ts") },
       { find: /^@walletgate\/core\/payout$/, replacement: src("./packages/core/src/payout/index.ts") },
       { find: /^@walletgate\/core\/sweeper$/, replacement: src("./packages/core/src/sweeper/index.ts") },

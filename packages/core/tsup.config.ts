@@ -13,6 +13,7 @@ export const entries = {
   "operator/index": "src/operator/index.ts",
   "state/index": "src/state/index.ts",
   "chain/index": "src/chain/index.ts",
+  "operations/index": "src/operations/index.ts",
   "config/index": "src/config/index.ts",
   "telemetry/index": "src/telemetry/index.ts",
   "http/adapter": "src/http/adapter.ts",

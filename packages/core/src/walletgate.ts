@@ -8,14 +8,14 @@ import { type ExternalIssuerConfig, IdentityProviders } from "./auth/IdentityPro
 import { appAuth } from "./auth/module"
 import { type OperatorToken, operatorTokensOf } from "./auth/operator"
 import type { SigningKeys } from "./auth/SigningKeys"
-import { Bundler, makeJsonRpcBundler } from "./chain/Bundler"
-import { KeyVault } from "./chain/KeyVault"
 import { bundlerEndpoints, type NetworkConfig, Networks } from "./chain/networks"
 import { composeGateway } from "./compose"
 import type { ConfigurationError } from "./config/read"
 import type { Gateway } from "./http/contract"
 import type { Telemetry } from "./internal/telemetry"
-import { type KernelTxOptions, kernelTx, pipeline } from "./kernel/module"
+import { type KernelTxOptions, kernelTx, type PipelineOptions, pipeline } from "./kernel/module"
+import { Bundler, makeJsonRpcBundler } from "./operations/Bundler"
+import { KeyVault } from "./operations/KeyVault"
 import { AuditLog } from "./operator/AuditLog"
 import { operatorApi } from "./operator/module"
 import { type EmbeddedSignInOptions, embeddedSignInPorts, phoneSignIn } from "./otp/module"
@@ -158,6 +158,8 @@ export interface MakeGatewayOptions<E> {
   readonly apps?: AppAuthOptions
   /** Batch limits, and the statuses of refusals (`clientStatuses: "patch"` for Patch Wallet clients). */
   readonly kernel?: KernelTxOptions
+  /** The ERC-4337 pipeline's settings (the deploy lock's bound), shared by wallet batches and payouts. */
+  readonly pipeline?: PipelineOptions
   /**
    * The operator token (at least 32 characters): `Authorization: Bearer <token>` on `GET /v1/health` adds the
    * spend policy's limits and use per network. Without it, nobody sees that detail.
@@ -181,14 +183,14 @@ export interface MakeGatewayOptions<E> {
 export const standardModules = (
   options: Pick<
     MakeGatewayOptions<never>,
-    "apps" | "kernel" | "operatorToken" | "operatorTokens" | "operatorRequestsPerMinute"
+    "apps" | "kernel" | "pipeline" | "operatorToken" | "operatorTokens" | "operatorRequestsPerMinute"
   > = {}
 ) => {
   const tokens = operatorTokensOf(options)
   const modules = [
     phoneSignIn(),
     appAuth(options.apps),
-    pipeline(),
+    pipeline(options.pipeline),
     kernelTx(options.kernel),
     payouts(),
     sweeper()

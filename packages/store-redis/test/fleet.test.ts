@@ -8,14 +8,14 @@ import {
   phoneSignIn,
   SigningKeys
 } from "@walletgate/core"
-import { identitySafe, testUserIdentity } from "@walletgate/core/chain"
+import { identitySafe, testUserIdentity } from "@walletgate/core/operations"
 import { SmsOutbox } from "@walletgate/core/testing"
 import { RedisConnection, RedisSignInStores, RedisStores } from "@walletgate/redis"
 import { Layer } from "effect"
 import { keccak256, parseEther, toHex } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { deriveOwnerKey } from "../../core/src/chain/KeyVault"
+import { deriveOwnerKey } from "../../core/src/operations/KeyVault"
 import { freshMasterSecret, type SharedDevnet, sharedDevnet } from "../../core/test/devnet/shared"
 import { phoneTestApp, registerApps } from "./apps"
 import { eventually, type Served, SIGN_IN, serve, VERIFY } from "./http"

@@ -14,11 +14,25 @@ import {
 } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { chainIdOfName } from "./chainNames"
-import type { ChainContracts } from "./contracts"
 import { ChainUnavailable } from "./errors"
 import { createNetworkClient, type NetworkClient } from "./networkClient"
-import type { PaymasterServiceConfig } from "./paymasterService"
-import { resolveSpendLimits, type SpendLimits, type SpendLimitsOptions } from "./SpendPolicy"
+import { resolveSpendLimits, type SpendLimits, type SpendLimitsOptions } from "./spendLimits"
+
+/** Addresses of walletgate's own contracts on a network (the ERC-4337 and Safe contracts sit at canonical addresses). */
+export interface ChainContracts {
+  /** Buys holders' dust tokens for ETH at the operator's rates. */
+  readonly sweeper: Address
+}
+
+/** An ERC-7677 paymaster service of a network, as configured. */
+export interface PaymasterServiceConfig {
+  /** Its JSON-RPC endpoint: https, or http to this machine (`localhost`, `127.0.0.1`, `[::1]`). */
+  readonly url: string
+  /** The `context` sent with every request (the service's policy id, app name, …): a small JSON object. */
+  readonly context?: Readonly<Record<string, unknown>>
+  /** How long to wait for one answer; default 10 s. */
+  readonly timeoutMs?: number
+}
 
 /**
  * A network's ERC-4337 settings: its bundler, who pays the gas, and when an operation is final. Who pays is one of: the

@@ -1,14 +1,14 @@
 import { createPublicClient, createWalletClient, formatEther, type Hex } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
+import { networkChain, networkTransport } from "../chain/networks"
+import type { NetworkSettings } from "../config/networksFile"
 import {
   type ChainReader,
   type DeploymentStep,
   deployCanonicalContracts,
   deployVerifyingPaymaster,
   type OperatorClient
-} from "../chain/deployment"
-import { networkChain, networkTransport } from "../chain/networks"
-import type { NetworkSettings } from "../config/networksFile"
+} from "../deploy/deployment"
 
 /** A client reading a configured network's node, and one sending from `key`'s account, through its RPC URLs. */
 export const networkClients = (

@@ -1,8 +1,8 @@
 // `walletgate keys …`: API keys of the automation interface (X-API-KEY), in the gateway's store (REDIS_URL), or in a
 // key file (--file, WALLETGATE_KEYS_FILE) for a single process and the tests.
 import * as Effect from "effect/Effect"
-import { keyView } from "../operator/Operator"
 import type { CreatedKey, KeyView } from "../operator/schemas"
+import { keyView } from "../operator/views"
 import {
   type ApiKeyMode,
   type ApiKeyStore,

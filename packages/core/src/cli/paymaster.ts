@@ -3,9 +3,9 @@
 import { createServer, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { privateKeyToAccount } from "viem/accounts"
-import { canonicalSafe4337 } from "../chain/contractPackages"
-import { makePaymasterServer, paymasterServerCodes } from "../chain/paymasterServer"
 import type { NetworkSettings } from "../config/networksFile"
+import { canonicalSafe4337 } from "../deploy/contractPackages"
+import { makePaymasterServer, paymasterServerCodes } from "../operations/paymasterServer"
 
 /** What `walletgate paymaster --help` prints. */
 export const paymasterHelp = `walletgate paymaster serve: serves ERC-7677 (pm_getPaymasterStubData, pm_getPaymasterData) over HTTP for the

@@ -8,9 +8,7 @@ import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import type { ClientStore } from "../auth/ClientStore"
 import { IdentityProviders } from "../auth/IdentityProviders"
-import { KeyVault } from "../chain/KeyVault"
 import { Networks } from "../chain/networks"
-import { SpendPolicy } from "../chain/SpendPolicy"
 import {
   identityProvidersFromEnv,
   optionalMasterSecretFromEnv,
@@ -18,6 +16,8 @@ import {
   redisUrlFromEnv
 } from "../config/env"
 import { gatewayNetworksFromEnv } from "../config/networksEnv"
+import { KeyVault } from "../operations/KeyVault"
+import { SpendPolicy } from "../operations/SpendPolicy"
 import type { AuditLog } from "../operator/AuditLog"
 import { operatorProblems } from "../operator/errors"
 import { Operator } from "../operator/Operator"

@@ -6,7 +6,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type { Hex } from "viem"
 import type { NetworkConfig } from "../chain/networks"
-import { resolveSpendLimits } from "../chain/SpendPolicy"
+import { resolveSpendLimits } from "../chain/spendLimits"
 import { fieldProblems } from "../http/route"
 import {
   type NetworkSettings,

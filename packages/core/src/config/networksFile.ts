@@ -1,12 +1,8 @@
 import * as Schema from "effect/Schema"
 import { type Address, getAddress, type Hex, parseUnits, zeroAddress } from "viem"
-import type { NetworkConfig } from "../chain/networks"
-import {
-  type PaymasterServiceConfig,
-  paymasterContextProblem,
-  paymasterServiceUrlProblem
-} from "../chain/paymasterService"
+import type { NetworkConfig, PaymasterServiceConfig } from "../chain/networks"
 import { AddressString } from "../chain/schemas"
+import { paymasterContextProblem, paymasterServiceUrlProblem } from "../operations/paymasterService"
 
 /** A network's slug: lower-case letters, digits and dashes, starting with a letter (`base-sepolia`). */
 const Slug = Schema.String.check(

@@ -9,15 +9,14 @@ import {
   parseEther
 } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
-import { canonicalSafe4337 } from "../chain/contractPackages"
-import type { ChainContracts } from "../chain/contracts"
+import type { ChainContracts, NetworkConfig } from "../chain/networks"
+import { canonicalSafe4337 } from "../deploy/contractPackages"
 import {
   type ChainReader,
   deployErc4337Contracts,
   type Erc4337Deployment,
   type OperatorClient
-} from "../chain/deployment"
-import type { NetworkConfig } from "../chain/networks"
+} from "../deploy/deployment"
 import { type AltoInstance, startAlto } from "./alto"
 import { type AnvilInstance, anvilMnemonic, startAnvil } from "./anvil"
 import { anvilDevKey, deployLocalContracts, devnetAccountIndexes } from "./local"

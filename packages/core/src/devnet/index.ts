@@ -2,19 +2,15 @@
 // deployed on it and the test token. Contract bytecode is only reachable from here.
 
 export { sweeperArtifact, testTokenArtifact } from "../chain/artifacts"
+export type { ChainContracts } from "../chain/networks"
+export { checkErc4337Code } from "../deploy/codeChecks"
 export {
-  type ChainContracts,
   deployContracts,
   deployTestToken,
   type SweeperParameters,
   type TestTokenParameters
-} from "../chain/contracts"
-export {
-  checkErc4337Code,
-  deployErc4337Contracts,
-  type Erc4337Contracts,
-  type Erc4337Deployment
-} from "../chain/deployment"
+} from "../deploy/contracts"
+export { deployErc4337Contracts, type Erc4337Contracts, type Erc4337Deployment } from "../deploy/deployment"
 export { type AltoInstance, type AltoOptions, startAlto } from "./alto"
 export { type AnvilInstance, type AnvilOptions, anvilMnemonic, freePort, startAnvil } from "./anvil"
 export { type Devnet, type DevnetOptions, startDevnet } from "./devnet"

@@ -9,8 +9,8 @@ import {
   toHex
 } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
-import { type ChainContracts, deployContracts, type ReaderClient } from "../chain/contracts"
-import type { NetworkConfig } from "../chain/networks"
+import type { ChainContracts, NetworkConfig } from "../chain/networks"
+import { deployContracts, type ReaderClient } from "../deploy/contracts"
 import { type AnvilInstance, anvilMnemonic, startAnvil } from "./anvil"
 
 /**

@@ -1,7 +1,7 @@
 import type { ProblemMapping, ProblemSlice, Tagged } from "../internal/problem"
 import { type StateError, stateProblems } from "../state/errors"
+import { type IdempotencyError, idempotencyProblems } from "../state/IdempotencyStore"
 import { type TransportError, transportProblems } from "./errors"
-import { type IdempotencyError, idempotencyProblems } from "./idempotency"
 import { type ProblemDocument, problemOf } from "./problem"
 
 /** The errors every gateway answers, whatever it is built from: transport, idempotency and state. */

@@ -217,8 +217,15 @@ const formatIssue = SchemaIssue.makeFormatterStandardSchemaV1({
         return "Invalid value"
     }
   },
-  checkHook: (issue) => SchemaIssue.defaultCheckHook(issue) ?? "Invalid value"
+  checkHook: (issue) => SchemaIssue.defaultCheckHook(issue) ?? ruleMessage(issue.issue) ?? "Invalid value"
 })
+
+/** The message a rule across fields gives at the field it names (`{ path, issue }` of a filter); never the input. */
+const ruleMessage = (issue: SchemaIssue.Issue): string | undefined => {
+  if (issue._tag === "Pointer") return ruleMessage(issue.issue)
+  const message = issue._tag === "InvalidValue" ? issue.annotations?.message : undefined
+  return typeof message === "string" ? message : undefined
+}
 
 const expectedType = (tag: string): string => {
   switch (tag) {

@@ -6,33 +6,35 @@ import { getAddress, type Hex } from "viem"
 import { AppAuth } from "../auth/AppAuth"
 import type { App } from "../auth/apps"
 import type { Forbidden, IdentityProviderUnavailable, InvalidAuth, NonCanonicalUserId } from "../auth/errors"
-import type { BundlerError } from "../chain/Bundler"
-import {
-  type AccountDeploying,
-  type CallReverted,
-  type ChainUnavailable,
-  type GasBudgetExhausted,
-  type GasCeilingExceeded,
-  type GasPriceAboveCap,
-  UnsupportedChain
-} from "../chain/errors"
-import { userIdOf } from "../chain/identity"
+import type { ChainUnavailable, UnsupportedChain } from "../chain/errors"
 import { type Network, Networks, rpc } from "../chain/networks"
-import type { PaymasterServiceError } from "../chain/paymasterService"
-import { type GasPayer, SpendPolicy } from "../chain/SpendPolicy"
-import { type OperationStatus, UserOperations } from "../chain/UserOperations"
-import { InvalidRequest } from "../http/errors"
+import type { BundlerError } from "../operations/Bundler"
+import type {
+  AccountDeploying,
+  CallReverted,
+  GasBudgetExhausted,
+  GasCeilingExceeded,
+  GasPriceAboveCap
+} from "../operations/errors"
+import { userIdOf } from "../operations/identity"
+import type { OperationStatus } from "../operations/operationStatus"
+import type { PaymasterServiceError } from "../operations/paymasterService"
+import type { GasPayer } from "../operations/SpendPolicy"
+import { UserOperations } from "../operations/UserOperations"
 import type { StoreUnavailable } from "../state/errors"
 import type { IdempotencyInFlight } from "../state/IdempotencyStore"
 import { TransactionLog, type TxRecord } from "../state/TransactionLog"
 import { TxNotFound } from "./errors"
 import type { KernelTxRequest, KernelTxResponse } from "./schemas"
 
-/** Settings of {@link Kernel.layer}. */
+/** Settings of the wallet batch route (`kernelTx`). */
 export interface KernelOptions {
-  /** Most calls in one batch; default 16. */
+  /** Most calls in one batch; default {@link DEFAULT_MAX_CALLS}. The route's schema checks it (`kernelTxRequestOf`). */
   readonly maxCalls?: number
 }
+
+/** Most calls in one batch unless `maxCalls` says otherwise. */
+export const DEFAULT_MAX_CALLS = 16
 
 /** How a transaction is looked up: by the id walletgate gave it, or by a hash (its operation's or its including transaction's). */
 export type TxLookup = { readonly id: string } | { readonly hash: string }
@@ -75,17 +77,17 @@ export class Kernel extends Context.Service<
   Kernel,
   {
     /**
-     * Authorises and submits one batch for the app; answers once the bundler has it, or, with `waitSeconds`
+     * Authorises and submits one batch for the app on `network` (the request's chain, resolved once by the route) (1 to `maxCalls` parallel calls, as `kernelTxRequestOf` decodes it); answers once the bundler has it, or, with `waitSeconds`
      * (at most {@link MAX_WAIT_SECONDS}), once it is final or that time has passed.
      */
     readonly send: (
       app: App,
       request: KernelTxRequest,
+      network: Network,
       waitSeconds?: number
     ) => Effect.Effect<
       KernelTxResponse,
       | UnsupportedChain
-      | InvalidRequest
       | InvalidAuth
       | Forbidden
       | IdentityProviderUnavailable
@@ -123,31 +125,24 @@ export class Kernel extends Context.Service<
     readonly recover: (app: App, id: string) => Effect.Effect<KernelTxResponse | undefined, StoreUnavailable>
   }
 >()("@walletgate/core/Kernel") {
-  /** The service over `Networks`, `UserOperations`, `SpendPolicy`, `TransactionLog`, and `AppAuth`. */
-  static readonly layer = (options: KernelOptions = {}) =>
+  /** The service over `Networks`, `UserOperations`, `TransactionLog`, and `AppAuth`. */
+  static readonly layer = () =>
     Layer.effect(
       Kernel,
       Effect.gen(function* () {
         const networks = yield* Networks
         const operations = yield* UserOperations
-        const spend = yield* SpendPolicy
         const log = yield* TransactionLog
         const appAuth = yield* AppAuth
-        const maxCalls = options.maxCalls ?? 16
 
-        const send = Effect.fn("Kernel.send")(function* (app: App, request: KernelTxRequest, waitSeconds?: number) {
+        const send = Effect.fn("Kernel.send")(function* (
+          app: App,
+          request: KernelTxRequest,
+          network: Network,
+          waitSeconds?: number
+        ) {
+          // The calls are 1 to `maxCalls`, as many values and data as addresses: the request's schema checked it.
           const { to, value, data } = request
-          const problems = [
-            ...(to.length === 0 ? [{ path: "/to", message: "Expected at least 1 call" }] : []),
-            ...(to.length > maxCalls ? [{ path: "/to", message: `Expected at most ${maxCalls} calls` }] : []),
-            ...(value.length === to.length
-              ? []
-              : [{ path: "/value", message: `Expected ${to.length} items, as in to` }]),
-            ...(data.length === to.length ? [] : [{ path: "/data", message: `Expected ${to.length} items, as in to` }])
-          ]
-          if (problems.length > 0) return yield* new InvalidRequest({ errors: problems })
-          const network = networks.resolve(request.chain)
-          if (network === undefined) return yield* new UnsupportedChain({ chain: request.chain })
           const identity = yield* appAuth.authorise(app, request.userId, request.auth ?? "", network)
           // Recorded and budgeted under its canonical form: two spellings of one user are one user.
           const userId = userIdOf(identity)
@@ -167,10 +162,7 @@ export class Kernel extends Context.Service<
             network,
             identity,
             intent: { calls, kind: "kernel", owner: app.clientId, details: { userId } },
-            // The calls alone over the ceiling: refused before the bundler spends time estimating them.
-            checkExecutionGas: (gas) => spend.checkCeiling(network, payer, gas),
-            // The spend policy, before anything is sponsored or signed: a refusal costs nothing.
-            approveGas: (gas) => spend.reserve(network, payer, gas)
+            spender: payer
           })
           yield* Effect.logInfo("walletgate: kernel batch submitted").pipe(
             Effect.annotateLogs({

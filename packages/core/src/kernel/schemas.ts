@@ -35,6 +35,23 @@ export const KernelTxRequest = Schema.Struct({
 /** Body of `POST /v1/kernel/tx`. */
 export type KernelTxRequest = typeof KernelTxRequest.Type
 
+/**
+ * {@link KernelTxRequest} as a batch of 1 to `maxCalls` calls: `to`, `value` and `data` are parallel, one entry per
+ * call.
+ */
+export const kernelTxRequestOf = (maxCalls: number) =>
+  KernelTxRequest.check(
+    Schema.makeFilter((request) => {
+      const { to, value, data } = request
+      const issues: Array<Schema.FilterIssue> = []
+      if (to.length === 0) issues.push({ path: ["to"], issue: "Expected at least 1 call" })
+      if (to.length > maxCalls) issues.push({ path: ["to"], issue: `Expected at most ${maxCalls} calls` })
+      if (value.length !== to.length) issues.push({ path: ["value"], issue: `Expected ${to.length} items, as in to` })
+      if (data.length !== to.length) issues.push({ path: ["data"], issue: `Expected ${to.length} items, as in to` })
+      return issues
+    })
+  )
+
 /** Answer of `POST /v1/kernel/tx` and `GET /v1/kernel/tx/:id`. */
 export const KernelTxResponse = Schema.Struct({
   id: Schema.String,

@@ -9,16 +9,11 @@ import { ClientStore } from "../auth/ClientStore"
 import { UnknownIdentityProvider } from "../auth/errors"
 import { IdentityProviders } from "../auth/IdentityProviders"
 import { UnsupportedChain } from "../chain/errors"
-import type { KeyVault } from "../chain/KeyVault"
 import { Networks } from "../chain/networks"
-import { SpendPolicy } from "../chain/SpendPolicy"
-import { type ApiKeyMode, type ApiKeyRecord, ApiKeyStore, makeApiKey } from "../payout/ApiKeys"
-import {
-  type AutomationAccount,
-  AutomationAccounts,
-  type PayoutPlan,
-  registerAutomationAccount
-} from "../payout/accounts"
+import type { KeyVault } from "../operations/KeyVault"
+import { SpendPolicy } from "../operations/SpendPolicy"
+import { type ApiKeyMode, ApiKeyStore, makeApiKey } from "../payout/ApiKeys"
+import { AutomationAccounts, type PayoutPlan, registerAutomationAccount } from "../payout/accounts"
 import { SecureRandom } from "../random/SecureRandom"
 import type { StoreUnavailable } from "../state/errors"
 import { AuditLog, auditLimit } from "./AuditLog"
@@ -36,6 +31,7 @@ import {
   type OperatorCall,
   type RotatedSecret
 } from "./schemas"
+import { accountView, appView, keyView } from "./views"
 
 /** What {@link Operator.createApp} registers. */
 export interface NewApp {
@@ -400,31 +396,3 @@ const label = (field: string, value: string, max: number) => {
     ? Effect.fail(new InvalidOperatorInput({ field, reason: `1 to ${max} printable characters` }))
     : Effect.succeed(trimmed)
 }
-
-const appView = (app: App): AppView => ({
-  clientId: app.clientId,
-  ...(app.name === undefined ? {} : { name: app.name }),
-  providers: app.providers,
-  testMode: app.testMode,
-  ...(app.createdAt === undefined ? {} : { createdAt: new Date(app.createdAt).toISOString() }),
-  ...(app.gasPerDay === undefined ? {} : { gasPerDay: app.gasPerDay })
-})
-
-/** An API key's record as operators see it (the CLI's key file shows its keys so too). */
-export const keyView = (record: ApiKeyRecord): KeyView => ({
-  id: record.id,
-  mode: record.mode,
-  networks: record.networks,
-  accounts: record.accounts,
-  createdAt: new Date(record.createdAt).toISOString(),
-  ...(record.lastUsedAt === undefined ? {} : { lastUsedAt: new Date(record.lastUsedAt).toISOString() }),
-  ...(record.revokedAt === undefined ? {} : { revokedAt: new Date(record.revokedAt).toISOString() })
-})
-
-const accountView = (account: AutomationAccount): AccountView => ({
-  address: account.address,
-  network: account.network,
-  accountKey: account.accountKey,
-  ...(account.coOwner === undefined ? {} : { coOwner: account.coOwner }),
-  ...(account.plan === undefined ? {} : { plan: account.plan })
-})

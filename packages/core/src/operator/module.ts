@@ -1,13 +1,14 @@
 import * as Layer from "effect/Layer"
 import type { ClientStore } from "../auth/ClientStore"
 import type { IdentityProviders } from "../auth/IdentityProviders"
-import type { Bundler } from "../chain/Bundler"
 import { type ChainError, chainProblems } from "../chain/errors"
-import type { KeyVault } from "../chain/KeyVault"
 import type { Networks } from "../chain/networks"
-import type { SpendPolicy } from "../chain/SpendPolicy"
-import { UserOperations } from "../chain/UserOperations"
 import { defineModule, type GatewayModule } from "../http/module"
+import type { Bundler } from "../operations/Bundler"
+import { type OperationError, operationProblems } from "../operations/errors"
+import type { KeyVault } from "../operations/KeyVault"
+import type { SpendPolicy } from "../operations/SpendPolicy"
+import { UserOperations } from "../operations/UserOperations"
 import type { ApiKeyStore } from "../payout/ApiKeys"
 import type { AutomationAccounts } from "../payout/accounts"
 import type { SecureRandom } from "../random/SecureRandom"
@@ -50,11 +51,11 @@ export const operatorApi = (
   defineModule<
     Operator | OperatorReads,
     OperatorApiPorts | SpendPolicy,
-    OperatorError | ChainError | OperatorUnauthorized
+    OperatorError | ChainError | OperationError | OperatorUnauthorized
   >({
     name: "operatorApi",
     needs: ["pipeline"],
     layer: Layer.merge(Operator.layer, OperatorReads.layer.pipe(Layer.provide(UserOperations.layer()))),
     routes: [...operatorRoutes(operatorGuard(options)), ...consoleRoutes],
-    problems: { ...chainProblems, ...operatorProblems, ...operatorGuardProblems }
+    problems: { ...chainProblems, ...operationProblems, ...operatorProblems, ...operatorGuardProblems }
   })

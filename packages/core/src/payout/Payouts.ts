@@ -4,31 +4,30 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { getAddress } from "viem"
 import { Forbidden } from "../auth/errors"
-import {
-  type AccountDeploying,
-  type BundlerBusy,
-  type BundlerRefusedSetup,
-  type BundlerRejected,
-  type CallReverted,
-  ChainUnavailable,
-  type GasBudgetExhausted,
-  type GasCeilingExceeded,
-  type GasPriceAboveCap,
-  type UnsupportedChain
-} from "../chain/errors"
-import { type AccountIdentity, automationIdentity } from "../chain/identity"
-import { KeyVault } from "../chain/KeyVault"
+import { ChainUnavailable, type UnsupportedChain } from "../chain/errors"
 import { type Network, Networks } from "../chain/networks"
-import type { PaymasterServiceError } from "../chain/paymasterService"
-import { type GasPayer, SpendPolicy } from "../chain/SpendPolicy"
-import type { SafeAccount } from "../chain/safeAccount"
-import { UserOperations } from "../chain/UserOperations"
 import { InvalidRequest } from "../http/errors"
-import { OutcomeUnknown } from "../http/idempotency"
+import type {
+  AccountDeploying,
+  BundlerBusy,
+  BundlerRefusedSetup,
+  BundlerRejected,
+  CallReverted,
+  GasBudgetExhausted,
+  GasCeilingExceeded,
+  GasPriceAboveCap
+} from "../operations/errors"
+import { type AccountIdentity, automationIdentity } from "../operations/identity"
+import { KeyVault } from "../operations/KeyVault"
+import type { PaymasterServiceError } from "../operations/paymasterService"
+import { type GasPayer, SpendPolicy } from "../operations/SpendPolicy"
+import type { SafeAccount } from "../operations/safeAccount"
+import { UserOperations } from "../operations/UserOperations"
 import { randomUuid, SecureRandom } from "../random/SecureRandom"
 import { AccountLocks } from "../state/AccountLocks"
 import type { StoreUnavailable } from "../state/errors"
 import type { IdempotencyInFlight } from "../state/IdempotencyStore"
+import { OutcomeUnknown } from "../state/IdempotencyStore"
 import { TransactionLog, type TxRecord } from "../state/TransactionLog"
 import type { ApiKeyRecord } from "./ApiKeys"
 import { AutomationAccounts, automationSafe, NATIVE_ASSET } from "./accounts"
@@ -233,8 +232,7 @@ export class Payouts extends Context.Service<
               details: shownDetails(planned)
             },
             // The spend policy before anything is sponsored or signed: a refused payout costs nothing.
-            checkExecutionGas: (gas) => spend.checkCeiling(network, payer, gas),
-            approveGas: (gas) => spend.reserve(network, payer, gas),
+            spender: payer,
             ...(nonce === undefined ? {} : { nonce })
           })
           .pipe(

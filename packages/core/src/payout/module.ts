@@ -1,12 +1,12 @@
-import * as Layer from "effect/Layer"
 import { type AuthError, authProblems } from "../auth/errors"
-import type { Bundler } from "../chain/Bundler"
 import { type ChainError, chainProblems } from "../chain/errors"
-import type { KeyVault } from "../chain/KeyVault"
 import type { Networks } from "../chain/networks"
-import type { SpendPolicy } from "../chain/SpendPolicy"
-import { UserOperations } from "../chain/UserOperations"
 import { defineModule, type GatewayModule } from "../http/module"
+import type { Bundler } from "../operations/Bundler"
+import { type OperationError, operationProblems } from "../operations/errors"
+import type { KeyVault } from "../operations/KeyVault"
+import type { SpendPolicy } from "../operations/SpendPolicy"
+import type { UserOperations } from "../operations/UserOperations"
 import type { SecureRandom } from "../random/SecureRandom"
 import type { AccountLocks } from "../state/AccountLocks"
 import type { IdempotencyStore } from "../state/IdempotencyStore"
@@ -32,14 +32,17 @@ export type PayoutPorts =
 /**
  * The automation interface (SPEC §4.4): `POST /v1/:network/account/:address/payout/disperse` and the payout's
  * status, with `X-API-KEY`; each payout one sponsored user operation through the network's bundler. Needs the
- * `pipeline` module (the spend policy).
+ * `pipeline` module (the pipeline and its spend policy).
  */
-export const payouts = (): GatewayModule<PayoutPorts | SpendPolicy, Payouts> =>
-  defineModule<Payouts, PayoutPorts | SpendPolicy, PayoutError | AuthError | ChainError>({
+export const payouts = (): GatewayModule<PayoutPorts | SpendPolicy | UserOperations, Payouts> =>
+  defineModule<
+    Payouts,
+    PayoutPorts | SpendPolicy | UserOperations,
+    PayoutError | AuthError | ChainError | OperationError
+  >({
     name: "payouts",
     needs: ["pipeline"],
-    // The pipeline keeps nothing of its own (its state is in the ports), so this instance and any other agree.
-    layer: Payouts.layer.pipe(Layer.provide(UserOperations.layer())),
+    layer: Payouts.layer,
     routes: payoutRoutes,
-    problems: { ...authProblems, ...chainProblems, ...payoutProblems }
+    problems: { ...authProblems, ...chainProblems, ...operationProblems, ...payoutProblems }
   })

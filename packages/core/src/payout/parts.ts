@@ -2,28 +2,28 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { type Address, getAddress } from "viem"
-import type { BundlerError } from "../chain/Bundler"
+import { type ChainUnavailable, chainProblems, type UnsupportedChain } from "../chain/errors"
+import type { Network } from "../chain/networks"
+import type { ProblemMapping, Tagged } from "../internal/problem"
+import type { BundlerError } from "../operations/Bundler"
 import {
   type AccountDeploying,
   type CallReverted,
-  type ChainUnavailable,
-  chainProblems,
   type GasBudgetExhausted,
   type GasCeilingExceeded,
   type GasPriceAboveCap,
-  type UnsupportedChain
-} from "../chain/errors"
-import type { AccountIdentity } from "../chain/identity"
-import type { Network } from "../chain/networks"
-import { mempoolLimited } from "../chain/outcomes"
-import type { PaymasterServiceError } from "../chain/paymasterService"
-import type { GasPayer, SpendPolicy } from "../chain/SpendPolicy"
-import type { SafeAccount } from "../chain/safeAccount"
-import type { UserOperations } from "../chain/UserOperations"
-import type { ProblemMapping, Tagged } from "../internal/problem"
+  operationProblems
+} from "../operations/errors"
+import { OperationLink } from "../operations/idempotency"
+import type { AccountIdentity } from "../operations/identity"
+import { mempoolLimited } from "../operations/outcomes"
+import type { PaymasterServiceError } from "../operations/paymasterService"
+import type { GasPayer, SpendPolicy } from "../operations/SpendPolicy"
+import type { SafeAccount } from "../operations/safeAccount"
+import type { UserOperations } from "../operations/UserOperations"
 import type { AccountLocks } from "../state/AccountLocks"
 import type { StoreUnavailable } from "../state/errors"
-import { type IdempotencyInFlight, OperationLink } from "../state/IdempotencyStore"
+import type { IdempotencyInFlight } from "../state/IdempotencyStore"
 import { isFinalStatus, type TransactionLog, type TxRecord } from "../state/TransactionLog"
 import { payoutProblems } from "./errors"
 import type { PayoutOperation, Transfer } from "./schemas"
@@ -95,7 +95,9 @@ const mempoolFull = (error: PartError): boolean => error._tag === "BundlerBusy" 
 const reasonOf = (error: PartError, range: PartRange): PayoutOperation["reason"] | undefined => {
   // Waiting changes it: not final (the part stays unsent).
   if (mempoolFull(error)) return undefined
-  const table = { ...chainProblems, ...payoutProblems } as unknown as Readonly<Record<string, ProblemMapping<Tagged>>>
+  const table = { ...chainProblems, ...operationProblems, ...payoutProblems } as unknown as Readonly<
+    Record<string, ProblemMapping<Tagged>>
+  >
   const mapping = table[error._tag]
   // Retrying can change a 409 (another request holds the key), a 429 (a budget's window) and any 5xx: not final.
   if (mapping === undefined || mapping.status >= 500 || mapping.status === 409 || mapping.status === 429) {
@@ -158,8 +160,7 @@ const sendPart = (
           identity: context.identity,
           account: context.safe,
           intent: { calls: disperseCalls(transfers), kind: "payout", owner: manifest.owner, details: partDetails },
-          checkExecutionGas: (gas) => services.spend.checkCeiling(network, context.payer, gas),
-          approveGas: (gas) => services.spend.reserve(network, context.payer, gas),
+          spender: context.payer,
           nonce: { key: partNonceKey(manifest.id, index), sequence: 0n },
           recordId: id
         })

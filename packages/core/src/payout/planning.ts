@@ -1,18 +1,13 @@
 import * as Effect from "effect/Effect"
 import { type Address, type BaseError, erc20Abi, getAddress, getContractError } from "viem"
-import type { BundlerError } from "../chain/Bundler"
-import {
-  type BundlerBusy,
-  type BundlerRefusedSetup,
-  type BundlerRejected,
-  type CallReverted,
-  ChainUnavailable
-} from "../chain/errors"
+import { ChainUnavailable } from "../chain/errors"
 import { type Network, rpc } from "../chain/networks"
-import type { SafeAccount } from "../chain/safeAccount"
-import { readNonceSequence } from "../chain/safeOperation"
-import type { OperationNonce } from "../chain/UserOperations"
 import { InvalidRequest } from "../http/errors"
+import type { BundlerError } from "../operations/Bundler"
+import type { BundlerBusy, BundlerRefusedSetup, BundlerRejected, CallReverted } from "../operations/errors"
+import type { SafeAccount } from "../operations/safeAccount"
+import { readNonceSequence } from "../operations/simulation"
+import type { OperationNonce } from "../operations/UserOperations"
 import { NATIVE_ASSET, type PayoutPlan } from "./accounts"
 import {
   AmountPrecision,

@@ -2,8 +2,9 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { Networks } from "../chain/networks"
 import type { GatewayRequest } from "../http/contract"
-import { idempotent } from "../http/idempotency"
+import { idempotencyKey } from "../http/idempotency"
 import { decoderOf, documented, routeWithBody, routeWithoutBody } from "../http/route"
+import { idempotent } from "../operations/idempotency"
 import { type ApiKeyRecord, authenticateApiKey } from "./ApiKeys"
 import { Payouts } from "./Payouts"
 import { DisperseRequest, PayoutPath, PayoutResponse, TransferRequest, TxPath } from "./schemas"
@@ -29,7 +30,7 @@ const payoutOnce = (
     const payouts = yield* Payouts
     const network = (yield* Networks).resolve(path.network)?.slug ?? path.network
     return yield* idempotent({
-      key: request.headers["idempotency-key"],
+      key: yield* idempotencyKey(request),
       scope: `payout:${network}:${path.address.toLowerCase()}`,
       request: fingerprint,
       run: payouts

@@ -8,8 +8,8 @@ import {
   formatUnits,
   type Hex
 } from "viem"
-import type { SafeCall } from "../chain/safeAccount"
 import { InvalidRequest } from "../http/errors"
+import type { SafeCall } from "../operations/safeAccount"
 import { NATIVE_ASSET } from "./accounts"
 import { type AssetAmount, type DisperseRequest, MAX_DECIMALS, MAX_TRANSFERS, type Transfer } from "./schemas"
 

@@ -1,4 +1,4 @@
-import type { OperationStatus } from "../chain/UserOperations"
+import type { OperationStatus } from "../operations/operationStatus"
 import type { TxRecord } from "../state/TransactionLog"
 import { type AssetAmount, automateStatuses, type PayoutOperation, type PayoutResponse, type Transfer } from "./schemas"
 import { payoutStatusOf } from "./status"

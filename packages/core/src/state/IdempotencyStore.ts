@@ -2,6 +2,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import type { ProblemSlice } from "../internal/problem"
 import type { StoreUnavailable } from "./errors"
 import { makeExpiringMap } from "./expiringMap"
 
@@ -48,20 +49,48 @@ export type IdempotencyClaim =
  */
 export class IdempotencyInFlight extends Schema.TaggedError<IdempotencyInFlight>()("IdempotencyInFlight", {}) {}
 
-/** What links a money operation to the request's Idempotency-Key; see {@link OperationLink}. */
-export interface OperationLinker {
-  /** Links the operation recorded to be sent; a failure means nothing may be sent. */
-  readonly link: (operation: LinkedOperation) => Effect.Effect<void, StoreUnavailable | IdempotencyInFlight>
-}
+/** The same Idempotency-Key came with another request. Answered 422 `idempotency_key_reused`. */
+export class IdempotencyKeyReused extends Schema.TaggedError<IdempotencyKeyReused>()("IdempotencyKeyReused", {}) {}
 
 /**
- * Where a money operation reports its record after recording it and before sending anything: `idempotent`
- * provides a linker that ties the request's Idempotency-Key to the record; without a key it does nothing.
+ * The operation was recorded and may have been sent, but how it stands could not be read (a store or a
+ * node failed after the record was linked to the key). Answered 502 `outcome_unknown` with the operation's
+ * `id` and `txHash`: retry with the same Idempotency-Key, or read it by id; never send it again without one.
  */
-export const OperationLink: Context.Reference<OperationLinker> = Context.Reference<OperationLinker>(
-  "@walletgate/core/OperationLink",
-  { defaultValue: () => ({ link: () => Effect.void }) }
-)
+export class OutcomeUnknown extends Schema.TaggedError<OutcomeUnknown>()("OutcomeUnknown", {
+  id: Schema.String,
+  txHash: Schema.String
+}) {}
+
+/** The errors of idempotent requests. */
+export type IdempotencyError = IdempotencyKeyReused | IdempotencyInFlight | OutcomeUnknown
+
+/** How idempotency's errors are answered. */
+export const idempotencyProblems: ProblemSlice<IdempotencyError> = {
+  IdempotencyKeyReused: {
+    status: 422,
+    code: "idempotency_key_reused",
+    title: "Idempotency key reused",
+    detail: () => "This Idempotency-Key was used with another request."
+  },
+  IdempotencyInFlight: {
+    status: 409,
+    code: "idempotency_in_flight",
+    title: "Request in progress",
+    detail: () =>
+      "The first request with this Idempotency-Key is still running and has sent nothing yet; nothing was sent. Retry shortly.",
+    headers: () => ({ "retry-after": "1" })
+  },
+  OutcomeUnknown: {
+    status: 502,
+    code: "outcome_unknown",
+    title: "Sent; outcome unknown",
+    detail: () =>
+      "The transaction was recorded and may have been sent, but its state could not be read. Retry with the same Idempotency-Key or read it by id; do not send it again without the key.",
+    headers: () => ({ "retry-after": "5" }),
+    extensions: (e) => ({ id: e.id, txHash: e.txHash })
+  }
+}
 
 /**
  * Idempotency records (docs/security.md): a key is claimed once per scope with the request's fingerprint; the

@@ -6,11 +6,13 @@ export { type RateLimited, type StateError, StoreUnavailable } from "./errors"
 export { type GasBudget, GasLedger, type GasReservation } from "./GasLedger"
 export {
   type IdempotencyClaim,
+  type IdempotencyError,
   IdempotencyInFlight,
+  IdempotencyKeyReused,
   IdempotencyStore,
+  idempotencyProblems,
   type LinkedOperation,
-  OperationLink,
-  type OperationLinker,
+  OutcomeUnknown,
   type StoredReply
 } from "./IdempotencyStore"
 export { type RateDecision, type RateLimit, RateLimiter, sharedRateScope } from "./RateLimiter"

@@ -72,7 +72,7 @@ describe("the example's Lambda function of every route (examples/lambda/src/hand
   // out while `readContract` is used, and never runs (the client has `ccipRead: false`; test/payout/payout.test.ts).
   it("holds only the viem actions its network client makes, and no ENS, wallet, bundler-client or chain-registry module", async () => {
     const sources = await exampleBundleSources("handler")
-    expect(sources.some((source) => source.endsWith("packages/core/src/chain/UserOperations.ts"))).toBe(true)
+    expect(sources.some((source) => source.endsWith("packages/core/src/operations/UserOperations.ts"))).toBe(true)
     expect(unwanted(sources)).toEqual([])
   })
 

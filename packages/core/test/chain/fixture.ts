@@ -6,13 +6,13 @@ import {
   type Hash,
   type TransactionReceipt
 } from "viem"
+import type { ChainContracts } from "../../src/chain/networks"
 import {
-  type ChainContracts,
   type DeployerClient,
   deployContracts,
   type ReaderClient,
   type SweeperParameters
-} from "../../src/chain/contracts"
+} from "../../src/deploy/contracts"
 import { devAccount, devnetWallet, sharedDevnet } from "../devnet/shared"
 
 export { devAccount, freshAddress } from "../devnet/shared"

@@ -1,8 +1,8 @@
 import { createPublicClient, parseGwei } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { findNetwork, networkTransport } from "../../src/chain/networks"
-import { capFees } from "../../src/chain/safeOperation"
 import { type AnvilInstance, freePort, startAnvil } from "../../src/devnet/anvil"
+import { capFees } from "../../src/operations/safeOperation"
 
 describe("a network's RPC endpoints with fallbacks", () => {
   let anvil: AnvilInstance

@@ -2,7 +2,7 @@ import { type Address, parseEther, parseEventLogs, toFunctionSelector } from "vi
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { beforeAll, describe, expect, it } from "vitest"
 import { sweeperArtifact, testTokenArtifact } from "../../src/chain/artifacts"
-import { deployTestToken } from "../../src/chain/contracts"
+import { deployTestToken } from "../../src/deploy/contracts"
 import { devAccount, freshAddress, type LocalChain, revertOf, startLocalChain } from "./fixture"
 
 let local: LocalChain

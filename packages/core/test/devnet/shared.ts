@@ -25,10 +25,10 @@ import { entryPoint07Abi } from "viem/account-abstraction"
 import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount } from "viem/accounts"
 import { inject } from "vitest"
 import { testTokenArtifact } from "../../src/chain/artifacts"
-import { type DeployerClient, deployTestToken } from "../../src/chain/contracts"
-import type { ChainReader, Erc4337Contracts } from "../../src/chain/deployment"
 import { multicall3Address } from "../../src/chain/multicall3"
 import type { NetworkConfig } from "../../src/chain/networks"
+import { type DeployerClient, deployTestToken } from "../../src/deploy/contracts"
+import type { ChainReader, Erc4337Contracts } from "../../src/deploy/deployment"
 import { anvilMnemonic } from "../../src/devnet/anvil"
 
 /** What the broker tells a test file about its worker's devnet (JSON). */

@@ -2,7 +2,7 @@
 // operations' blocks away, a bundle dropped from the node's pool, and a base-fee spike. Each ends with every
 // operation landed exactly once (one UserOperationEvent per hash on the canonical chain, the recipients paid once)
 // or reported failed; status is only ever read in the request (GET /v1/kernel/tx/:id), nothing runs after it.
-import { testUserIdentity } from "@walletgate/core/chain"
+import { testUserIdentity } from "@walletgate/core/operations"
 import type { Hash } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { userOperationEvents } from "../devnet/shared"

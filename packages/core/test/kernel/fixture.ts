@@ -10,15 +10,9 @@ import {
   type TransactionLog
 } from "@walletgate/core"
 import { hashClientSecret } from "@walletgate/core/auth"
-import {
-  type AccountIdentity,
-  automationIdentity,
-  identitySafe,
-  type NetworkConfig,
-  type SpendLimitsOptions,
-  userWalletIdentity
-} from "@walletgate/core/chain"
-import type { KernelTxOptions } from "@walletgate/core/kernel"
+import type { NetworkConfig, SpendLimitsOptions } from "@walletgate/core/chain"
+import type { KernelTxOptions, PipelineOptions } from "@walletgate/core/kernel"
+import { type AccountIdentity, automationIdentity, identitySafe, userWalletIdentity } from "@walletgate/core/operations"
 import { type ApiKeyRecord, type AutomationAccount, automationSafe, type PayoutPlan } from "@walletgate/core/payout"
 import type { Telemetry } from "@walletgate/core/telemetry"
 import { RedisStores } from "@walletgate/redis"
@@ -27,9 +21,9 @@ import { Layer } from "effect"
 import type { Address } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { registerApps } from "../../../store-redis/test/apps"
-import { deriveOwnerKey } from "../../src/chain/KeyVault"
-import type { PaymasterServiceConfig } from "../../src/chain/paymasterService"
+import type { PaymasterServiceConfig } from "../../src/chain/networks"
 import { startDevnet } from "../../src/devnet/devnet"
+import { deriveOwnerKey } from "../../src/operations/KeyVault"
 import { startRpcProxy } from "../devnet/rpcProxy"
 import {
   deployDevnetToken,
@@ -117,6 +111,8 @@ export const startKernelFixture = async (
       | Layer.Layer<Bundler | TransactionLog>
     /** The wallet routes' options (refusal statuses, the resolver's access). */
     readonly kernel?: KernelTxOptions
+    /** The shared pipeline's options (the deploy lock's bound). */
+    readonly pipeline?: PipelineOptions
     /** Blocks (the including one too) before an operation is final; default the network's (1). */
     readonly confirmations?: number
     /** Puts an RPC proxy (`nodeProxy`) between the gateway and the node, to play a node that fails. */
@@ -210,6 +206,7 @@ export const startKernelFixture = async (
     ...(process.env.KERNEL_DEBUG === undefined ? { loggers: extra.loggers ?? [] } : {}),
     ...(extra.operatorToken === undefined ? {} : { operatorToken: extra.operatorToken }),
     ...(extra.kernel === undefined ? {} : { kernel: extra.kernel }),
+    ...(extra.pipeline === undefined ? {} : { pipeline: extra.pipeline }),
     ...(extra.telemetry === undefined ? {} : { telemetry: extra.telemetry })
   })
 

@@ -4,12 +4,12 @@ import {
   automationIdentity,
   testUserIdentity,
   userWalletIdentity
-} from "@walletgate/core/chain"
+} from "@walletgate/core/operations"
 import fc from "fast-check"
 import { privateKeyToAccount } from "viem/accounts"
 import { describe, expect, it } from "vitest"
-import { ACCOUNT_DOMAIN_TAGS, encodeAccountIdentity } from "../../src/chain/identity"
-import { deriveOwnerKey } from "../../src/chain/KeyVault"
+import { ACCOUNT_DOMAIN_TAGS, encodeAccountIdentity } from "../../src/operations/identity"
+import { deriveOwnerKey } from "../../src/operations/KeyVault"
 
 const MASTER = "identity-tests-master-secret-0123456789abcdef"
 

@@ -1,5 +1,5 @@
-import { Bundler, makeJsonRpcBundler, testUserIdentity } from "@walletgate/core/chain"
 import { testTokenArtifact } from "@walletgate/core/devnet"
+import { Bundler, makeJsonRpcBundler, testUserIdentity } from "@walletgate/core/operations"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { encodeErrorResult, encodeFunctionData, type Hash, parseAbi, parseEther } from "viem"

@@ -1,9 +1,9 @@
-// How a wallet batch's failures are answered (chain/outcomes.ts, docs/security.md "How failures are classified"): one
+// How a wallet batch's failures are answered (operations/outcomes.ts, docs/security.md "How failures are classified"): one
 // test per row of the table. What the caller's batch causes is a 4xx that retrying cannot change; the gateway's own
 // sponsorship refused is a 502; only an upstream that does not answer properly is a 503.
 
 import { Bundler, StoreUnavailable, TransactionLog } from "@walletgate/core"
-import { makeJsonRpcBundler, testUserIdentity } from "@walletgate/core/chain"
+import { makeJsonRpcBundler, testUserIdentity } from "@walletgate/core/operations"
 import { Effect, Layer } from "effect"
 import { encodeErrorResult, type Hash, type Hex, parseAbi } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -360,7 +360,7 @@ describe("AA10 while the Safe still has no code after the deploy wait", { tags: 
   let f: Fixture
   let bearer: Record<string, string>
   beforeAll(async () => {
-    f = await startKernelFixture({ bundlerProxy: true, kernel: { operations: { deployWaitMs: 1_000 } } })
+    f = await startKernelFixture({ bundlerProxy: true, pipeline: { operations: { deployWaitMs: 1_000 } } })
     bearer = { authorization: `Bearer ${await f.accessToken()}` }
   })
   afterAll(async () => {

@@ -2,7 +2,7 @@
 // record to the Idempotency-Key, and a request that dies (a crash, a lost process) after the link and before
 // `eth_sendUserOperation`. Each ends with the batch executed exactly once.
 import { Bundler, IdempotencyStore, StoreUnavailable } from "@walletgate/core"
-import { makeJsonRpcBundler, testUserIdentity } from "@walletgate/core/chain"
+import { makeJsonRpcBundler, testUserIdentity } from "@walletgate/core/operations"
 import { Effect, Layer } from "effect"
 import type { Hash } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"

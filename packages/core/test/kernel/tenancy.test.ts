@@ -4,7 +4,7 @@
 // `constructor:x` was answered 200).
 import { type App, ClientStore, embeddedPorts, IdentityProviders, SecureRandom } from "@walletgate/core"
 import { hashClientSecret, registerApp, UnknownIdentityProvider } from "@walletgate/core/auth"
-import { testUserIdentity, userWalletIdentity } from "@walletgate/core/chain"
+import { testUserIdentity, userWalletIdentity } from "@walletgate/core/operations"
 import { Effect, Layer } from "effect"
 import { type Address, parseEther } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"

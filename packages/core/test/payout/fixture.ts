@@ -1,5 +1,6 @@
 import { embeddedPorts, type Gateway, type GatewayPorts, makeGateway } from "@walletgate/core"
-import { automationIdentity, type NetworkConfig, type SpendLimitsOptions } from "@walletgate/core/chain"
+import type { NetworkConfig, SpendLimitsOptions } from "@walletgate/core/chain"
+import { automationIdentity } from "@walletgate/core/operations"
 import {
   type ApiKeyRecord,
   type AutomationAccount,
@@ -10,7 +11,7 @@ import {
 import type { Layer, Logger } from "effect"
 import type { Address, Hash } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
-import { deriveOwnerKey } from "../../src/chain/KeyVault"
+import { deriveOwnerKey } from "../../src/operations/KeyVault"
 import { type ProxiedCall, startRpcProxy } from "../devnet/rpcProxy"
 import {
   deployDevnetToken,

@@ -1,5 +1,5 @@
 import { type Abi, decodeErrorResult, type Hex } from "viem"
-import { sweeperArtifact } from "./artifacts"
+import { sweeperArtifact } from "../chain/artifacts"
 
 // The custom errors of walletgate's own production contract (the dust sweeper), to name them when decoded.
 const knownErrors: Abi = sweeperArtifact.abi.filter((item) => item.type === "error")

@@ -1,10 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { IdempotencyStore, StoreUnavailable } from "@walletgate/core"
 import { ChainUnavailable } from "@walletgate/core/chain"
-import { IdempotencyInFlight, type LinkedOperation, OperationLink } from "@walletgate/core/state"
+import { OperationLink } from "@walletgate/core/operations"
+import { IdempotencyInFlight, type LinkedOperation } from "@walletgate/core/state"
 import { Deferred, Effect, Exit, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import { IDEMPOTENCY_LEASE_MS, idempotent, OutcomeUnknown } from "../../src/http/idempotency"
+import { IDEMPOTENCY_LEASE_MS, idempotent } from "../../src/operations/idempotency"
+import { OutcomeUnknown } from "../../src/state/IdempotencyStore"
 
 /** What a route answers (the gateway's `Reply`). */
 interface Reply {

@@ -22,26 +22,22 @@ import { entryPoint07Abi, toPackedUserOperation, type UserOperationReceipt } fro
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { beforeAll, describe, expect, it } from "vitest"
 import { testTokenArtifact } from "../../src/chain/artifacts"
-import { Bundler, type BundlerError, makeJsonRpcBundler, type UserOperation07 } from "../../src/chain/Bundler"
-import { checkErc4337Code, deployErc4337Contracts } from "../../src/chain/deployment"
-import type { PaymasterServiceError } from "../../src/chain/paymasterService"
-import {
-  type SafeAccount,
-  type SafeCall,
-  safeAccount,
-  signSafeHash,
-  signSafeOperation
-} from "../../src/chain/safeAccount"
+import { checkErc4337Code } from "../../src/deploy/codeChecks"
+import { deployErc4337Contracts } from "../../src/deploy/deployment"
+import { startAlto } from "../../src/devnet/alto"
+import { Bundler, type BundlerError, makeJsonRpcBundler, type UserOperation07 } from "../../src/operations/Bundler"
+import type { PaymasterServiceError } from "../../src/operations/paymasterService"
+import { type SafeAccount, type SafeCall, safeAccount } from "../../src/operations/safeAccount"
 import {
   type GasSource,
   type PreparedSafeOperation,
   prepareSafeOperation,
-  readAccountChainState,
-  simulateBatch
-} from "../../src/chain/safeOperation"
-import { verifyingPaymasterHash } from "../../src/chain/verifyingPaymaster"
-import { startAlto } from "../../src/devnet/alto"
-import { startRpcProxy } from "./rpcProxy"
+  readAccountChainState
+} from "../../src/operations/safeOperation"
+import { signSafeHash, signSafeOperation } from "../../src/operations/safeSignature"
+import { simulateBatch } from "../../src/operations/simulation"
+import { verifyingPaymasterHash } from "../../src/operations/verifyingPaymaster"
+import { startRpcProxy } from "../devnet/rpcProxy"
 import {
   type DevnetToken,
   deployDevnetToken,
@@ -49,7 +45,7 @@ import {
   paymasterDeposit as paymasterDepositOf,
   type SharedDevnet,
   sharedDevnet
-} from "./shared"
+} from "../devnet/shared"
 
 const tokenAbi = testTokenArtifact.abi
 const tokenErrors = parseAbi(["error InsufficientBalance(address from, uint256 balance, uint256 needed)"])

@@ -1,5 +1,5 @@
 import { hashClientSecret } from "@walletgate/core/auth"
-import { testUserIdentity } from "@walletgate/core/chain"
+import { testUserIdentity } from "@walletgate/core/operations"
 import type { Hex } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { devAccount } from "../devnet/shared"

@@ -7,7 +7,7 @@ import {
   keccak256,
   type LocalAccount
 } from "viem"
-import { initCodeOf, type SafeOperationFields, stubEcdsa } from "./safeAccount"
+import { initCodeOf, type SafeOperationFields, stubEcdsa } from "./safeSignature"
 
 /** The paymaster fields of a v0.7 user operation. */
 export interface PaymasterFields {

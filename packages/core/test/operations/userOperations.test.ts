@@ -1,22 +1,24 @@
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import * as Schema from "effect/Schema"
 import { type Address, encodeErrorResult, encodeFunctionData, type Hash, type Hex, parseAbi } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { testTokenArtifact } from "../../src/chain/artifacts"
-import { Bundler } from "../../src/chain/Bundler"
-import { userWalletIdentity } from "../../src/chain/identity"
-import { KeyVault } from "../../src/chain/KeyVault"
 import { bundlerEndpoints, type Network, Networks } from "../../src/chain/networks"
-import { SpendPolicy } from "../../src/chain/SpendPolicy"
-import type { SafeCall } from "../../src/chain/safeAccount"
-import { UserOperations } from "../../src/chain/UserOperations"
+import { Bundler } from "../../src/operations/Bundler"
+import { GasBudgetExhausted } from "../../src/operations/errors"
+import { OperationLink } from "../../src/operations/idempotency"
+import { userWalletIdentity } from "../../src/operations/identity"
+import { KeyVault } from "../../src/operations/KeyVault"
+import { type GasPayer, SpendPolicy } from "../../src/operations/SpendPolicy"
+import type { SafeCall } from "../../src/operations/safeAccount"
+import { UserOperations } from "../../src/operations/UserOperations"
 import { SecureRandom } from "../../src/random/SecureRandom"
 import { AccountLocks } from "../../src/state/AccountLocks"
 import { GasLedger } from "../../src/state/GasLedger"
-import { IdempotencyInFlight, OperationLink } from "../../src/state/IdempotencyStore"
+import { IdempotencyInFlight } from "../../src/state/IdempotencyStore"
 import { TransactionLog, type TxRecord } from "../../src/state/TransactionLog"
 import {
   type DevnetToken,
@@ -27,11 +29,9 @@ import {
   type SharedDevnet,
   sharedDevnet,
   userOperationEvents
-} from "./shared"
+} from "../devnet/shared"
 
 const tokenAbi = testTokenArtifact.abi
-
-class Refused extends Schema.TaggedError<Refused>()("Refused", {}) {}
 
 let devnet: SharedDevnet
 let network: Network
@@ -57,8 +57,11 @@ const newIdentity = () => userWalletIdentity("phone", `+1555000${String(users++)
 
 const intent = (calls: ReadonlyArray<SafeCall>) => ({ calls, kind: "kernel" as const, owner: "app-1", details: {} })
 
+/** The spender of the pipeline's operations here: a batch of app-1's user, within the test network's budgets. */
+const spender: GasPayer = { kind: "batch", app: "app-1", user: "user-1" }
+
 const submit = (identity: ReturnType<typeof newIdentity>, calls: ReadonlyArray<SafeCall>) =>
-  UserOperations.use((ops) => ops.submit({ network, identity, intent: intent(calls) }))
+  UserOperations.use((ops) => ops.submit({ network, identity, intent: intent(calls), spender }))
 
 /** Reads the status until it is final (20 s at most). */
 const finalStatus = async (record: TxRecord) => {
@@ -300,23 +303,21 @@ describe("UserOperations on the devnet (anvil + alto)", () => {
     await mint(safe, 10n)
     const to = freshAddress()
     const depositBefore = await paymasterDeposit()
-    let approved: bigint | undefined
+    // A day budget of 100 000 gas: the operation's gas ceiling, above it, is refused by the spend policy, which the
+    // pipeline applies itself to the spender it is given.
     const refused = await runExit(
       UserOperations.use((ops) =>
         ops.submit({
           network,
           identity,
           intent: intent([transfer(to, 1n)]),
-          approveGas: (gas) =>
-            Effect.suspend(() => {
-              approved = gas
-              return Effect.fail(new Refused())
-            })
+          spender: { kind: "batch", app: "app-refused", user: "user-1", gasPerDay: 100_000 }
         })
       )
     )
-    expect(refused).toEqual(Exit.fail(new Refused()))
-    expect(approved).toBeGreaterThan(100_000n)
+    const refusal = Exit.isFailure(refused) ? Cause.squash(refused.cause) : undefined
+    expect(refusal).toBeInstanceOf(GasBudgetExhausted)
+    expect(refusal).toMatchObject({ budget: "app_day" })
     const unlinked = await runExit(
       submit(identity, [transfer(to, 1n)]).pipe(
         Effect.provideService(OperationLink, { link: () => Effect.fail(new IdempotencyInFlight()) })

@@ -3,9 +3,10 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { type Address, getAddress, type Hex, numberToHex } from "viem"
 import { formatUserOperationRequest } from "viem/account-abstraction"
+import type { PaymasterServiceConfig } from "../chain/networks"
 import { PaymasterUnavailable, SponsorshipRefused } from "./errors"
 import { paymasterServiceOutcome } from "./outcomes"
-import type { SafeOperationFields } from "./safeAccount"
+import type { SafeOperationFields } from "./safeSignature"
 import type { PaymasterFields } from "./verifyingPaymaster"
 
 // The gateway's side of ERC-7677 (paymaster web services, EntryPoint v0.7): `pm_getPaymasterStubData` before the gas
@@ -14,16 +15,6 @@ import type { PaymasterFields } from "./verifyingPaymaster"
 
 /** The errors of asking a paymaster service. */
 export type PaymasterServiceError = PaymasterUnavailable | SponsorshipRefused
-
-/** An ERC-7677 paymaster service of a network, as configured. */
-export interface PaymasterServiceConfig {
-  /** Its JSON-RPC endpoint: https, or http to this machine (`localhost`, `127.0.0.1`, `[::1]`). */
-  readonly url: string
-  /** The `context` sent with every request (the service's policy id, app name, …): a small JSON object. */
-  readonly context?: Readonly<Record<string, unknown>>
-  /** How long to wait for one answer; default 10 s. */
-  readonly timeoutMs?: number
-}
 
 /** The most bytes of a service's answer read; a longer one is malformed. */
 const maxPaymasterAnswerBytes = 16_384

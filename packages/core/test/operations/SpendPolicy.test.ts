@@ -2,7 +2,7 @@ import { GasLedger, SpendPolicy } from "@walletgate/core"
 import { liveSpendLimits, type SpendLimitsOptions, testnetSpendLimits } from "@walletgate/core/chain"
 import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
-import { resolveSpendLimits } from "../../src/chain/SpendPolicy"
+import { resolveSpendLimits } from "../../src/chain/spendLimits"
 
 const network = (spend: SpendLimitsOptions) => ({
   slug: "anvil",

@@ -2,7 +2,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { type Address, getAddress, type Hex, type LocalAccount, numberToHex } from "viem"
 import { maxPaymasterGas } from "./paymasterService"
-import type { SafeOperationFields } from "./safeAccount"
+import type { SafeOperationFields } from "./safeSignature"
 import {
   sponsorWithVerifyingPaymaster,
   verifyingPaymasterStub,

@@ -8,19 +8,14 @@ import {
   type Transport,
   type WalletClient
 } from "viem"
-import { sweeperArtifact, testTokenArtifact } from "./artifacts"
+import { sweeperArtifact, testTokenArtifact } from "../chain/artifacts"
+import type { ChainContracts } from "../chain/networks"
 
 /** A wallet client that can send: it has an account and a chain. */
 export type DeployerClient = WalletClient<Transport, Chain, Account>
 
 /** A public client on a known chain. */
 export type ReaderClient = PublicClient<Transport, Chain>
-
-/** Addresses of walletgate's own contracts on a network (the ERC-4337 and Safe contracts sit at canonical addresses). */
-export interface ChainContracts {
-  /** Buys holders' dust tokens for ETH at the operator's rates. */
-  readonly sweeper: Address
-}
 
 /** Constructor parameters of the Sweeper contract. */
 export interface SweeperParameters {

@@ -1,16 +1,10 @@
 import { concat, keccak256, recoverAddress, toHex } from "viem"
 import { generatePrivateKey, privateKeyToAccount, privateKeyToAddress } from "viem/accounts"
 import { describe, expect, it } from "vitest"
-import { canonicalSafe4337, creationCode } from "../../src/chain/contractPackages"
-import {
-  canonicalSafe4337Contracts,
-  safeAccount,
-  safeOperationStubSignature,
-  safeProxyCreationCode,
-  signSafeOperation,
-  stubEcdsa
-} from "../../src/chain/safeAccount"
-import { nonceOfKey, randomNonceKey } from "../../src/chain/safeOperation"
+import { canonicalSafe4337, creationCode } from "../../src/deploy/contractPackages"
+import { canonicalSafe4337Contracts, safeAccount, safeProxyCreationCode } from "../../src/operations/safeAccount"
+import { nonceOfKey, randomNonceKey } from "../../src/operations/safeOperation"
+import { safeOperationStubSignature, signSafeOperation, stubEcdsa } from "../../src/operations/safeSignature"
 
 const owners = [0, 1, 2].map(() => privateKeyToAccount(generatePrivateKey()))
 

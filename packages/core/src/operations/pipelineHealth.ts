@@ -3,9 +3,9 @@ import * as Metric from "effect/Metric"
 import * as Result from "effect/Result"
 import type { Address } from "viem"
 import { entryPoint07Abi } from "viem/account-abstraction"
+import { HEALTH_DEADLINE_MS, type Network, rpc } from "../chain/networks"
 import { paymasterDeposit } from "../internal/telemetry"
 import { Bundler } from "./Bundler"
-import { HEALTH_DEADLINE_MS, type Network, rpc } from "./networks"
 import { canonicalSafe4337Contracts } from "./safeAccount"
 
 /** How one network's ERC-4337 pipeline stands, as `GET /v1/health` reports it. */
