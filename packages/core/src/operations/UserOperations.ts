@@ -87,6 +87,20 @@ export interface UserOperationsOptions {
   readonly deployWaitMs?: number
 }
 
+/** Why a submission failed before its operation stood as sent: the pipeline's errors and the spend policy's. */
+export type SubmitError =
+  | GasCeilingExceeded
+  | GasBudgetExhausted
+  | CallReverted
+  | ChainUnavailable
+  | GasPriceAboveCap
+  | AccountDeploying
+  | UnsupportedChain
+  | BundlerError
+  | PaymasterServiceError
+  | StoreUnavailable
+  | IdempotencyInFlight
+
 /**
  * The ERC-4337 pipeline, stateless per request: each operation is prepared (Safe batch, random nonce key, gas,
  * fees), approved by the caller's spend check, sponsored, signed, recorded and linked to the Idempotency-Key
@@ -104,22 +118,7 @@ export class UserOperations extends Context.Service<
      * operation's gas ceiling for `spender` before anything is sponsored or signed. The first operation of an
      * undeployed Safe is sent alone: concurrent ones wait (bounded) for its inclusion.
      */
-    readonly submit: (
-      options: SubmitOptions
-    ) => Effect.Effect<
-      TxRecord,
-      | GasCeilingExceeded
-      | GasBudgetExhausted
-      | CallReverted
-      | ChainUnavailable
-      | GasPriceAboveCap
-      | AccountDeploying
-      | UnsupportedChain
-      | BundlerError
-      | PaymasterServiceError
-      | StoreUnavailable
-      | IdempotencyInFlight
-    >
+    readonly submit: (options: SubmitOptions) => Effect.Effect<TxRecord, SubmitError>
     /** Re-sends the recorded signed operation as it was (same hash); refusals (already known, already included) are ignored. */
     readonly resend: (record: TxRecord, network: Network) => Effect.Effect<void>
     /**

@@ -2,28 +2,17 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { type Address, getAddress } from "viem"
-import { type ChainUnavailable, chainProblems, type UnsupportedChain } from "../chain/errors"
+import { chainProblems } from "../chain/errors"
 import type { Network } from "../chain/networks"
 import type { ProblemMapping, Tagged } from "../internal/problem"
-import type { BundlerError } from "../operations/Bundler"
-import {
-  type AccountDeploying,
-  type CallReverted,
-  type GasBudgetExhausted,
-  type GasCeilingExceeded,
-  type GasPriceAboveCap,
-  operationProblems
-} from "../operations/errors"
+import { operationProblems } from "../operations/errors"
 import { OperationLink } from "../operations/idempotency"
 import type { AccountIdentity } from "../operations/identity"
 import { mempoolLimited } from "../operations/outcomes"
-import type { PaymasterServiceError } from "../operations/paymasterService"
 import type { GasPayer, SpendPolicy } from "../operations/SpendPolicy"
 import type { SafeAccount } from "../operations/safeAccount"
-import type { UserOperations } from "../operations/UserOperations"
+import type { SubmitError, UserOperations } from "../operations/UserOperations"
 import type { AccountLocks } from "../state/AccountLocks"
-import type { StoreUnavailable } from "../state/errors"
-import type { IdempotencyInFlight } from "../state/IdempotencyStore"
 import { isFinalStatus, type TransactionLog, type TxRecord } from "../state/TransactionLog"
 import { payoutProblems } from "./errors"
 import type { PayoutOperation, Transfer } from "./schemas"
@@ -60,19 +49,8 @@ export interface PartsContext {
   readonly payer: GasPayer
 }
 
-/** Why a part's submission failed: the pipeline's errors and the spend policy's. */
-export type PartError =
-  | CallReverted
-  | ChainUnavailable
-  | GasPriceAboveCap
-  | AccountDeploying
-  | UnsupportedChain
-  | BundlerError
-  | PaymasterServiceError
-  | StoreUnavailable
-  | IdempotencyInFlight
-  | GasCeilingExceeded
-  | GasBudgetExhausted
+/** Why a part's submission failed: what the pipeline's submission fails with. */
+export type PartError = SubmitError
 
 /**
  * Where one part stands after a send attempt: its record (found, or made now), refused for good (`Failed`: its
