@@ -6,16 +6,13 @@ import { execFile } from "node:child_process"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { promisify } from "node:util"
-import { SecureRandom } from "@walletgate/core"
 import { testUserIdentity } from "@walletgate/core/operations"
-import { Effect } from "effect"
 import { type Address, getAddress, parseEther, zeroAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freePort } from "../../src/devnet/anvil"
-import { makeApiKey } from "../../src/payout/ApiKeys"
 import { devnetNetworksFile, type PaymasterServe, startPaymasterServe, walletgateCli } from "../devnet/paymasterServe"
 import { freshAddress, paymasterDeposit, type SharedDevnet, sharedDevnet } from "../devnet/shared"
-import { startPayoutFixture } from "../payout/fixture"
+import { startPayoutFixture, testApiKey } from "../payout/fixture"
 import { CLIENT, startKernelFixture } from "./fixture"
 
 type Fixture = Awaited<ReturnType<typeof startKernelFixture>>
@@ -88,11 +85,7 @@ describe("sponsored by an ERC-7677 service (walletgate paymaster serve)", { tags
         }
       ],
       apiKeys: (accounts) => {
-        const made = Effect.runSync(
-          makeApiKey({ mode: "test", networks: ["anvil"], accounts: accounts.map((one) => one.address) }).pipe(
-            Effect.provide(SecureRandom.crypto)
-          )
-        )
+        const made = testApiKey(accounts.map((one) => one.address))
         key = made.key
         return [made.record]
       },

@@ -1,10 +1,9 @@
-import { GasLedger, IdempotencyStore, SecureRandom, StoreUnavailable, TransactionLog } from "@walletgate/core"
-import { makeApiKey } from "@walletgate/core/payout"
+import { GasLedger, IdempotencyStore, StoreUnavailable, TransactionLog } from "@walletgate/core"
 import { Effect, Layer } from "effect"
 import { type Address, getAddress, parseEther, zeroAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshAddress } from "../devnet/shared"
-import { startPayoutFixture } from "./fixture"
+import { startPayoutFixture, testApiKey } from "./fixture"
 
 // Exactly once on the ERC-4337 pipeline: a payout's signed operation is recorded and linked to its Idempotency-Key
 // before it reaches the bundler, so a fault between any two steps either sent nothing or leaves one operation that
@@ -66,11 +65,7 @@ describe("payout faults between recording and sending (anvil + alto behind a pro
         }
       ],
       apiKeys: (accounts) => {
-        const made = Effect.runSync(
-          makeApiKey({ mode: "test", networks: ["anvil"], accounts: accounts.map((one) => one.address) }).pipe(
-            Effect.provide(SecureRandom.crypto)
-          )
-        )
+        const made = testApiKey(accounts.map((one) => one.address))
         key = made.key
         return [made.record]
       },

@@ -1,14 +1,16 @@
-import { embeddedPorts, type Gateway, type GatewayPorts, makeGateway } from "@walletgate/core"
+import { embeddedPorts, type Gateway, type GatewayPorts, makeGateway, SecureRandom } from "@walletgate/core"
 import type { NetworkConfig, SpendLimitsOptions } from "@walletgate/core/chain"
 import { automationIdentity } from "@walletgate/core/operations"
 import {
   type ApiKeyRecord,
   type AutomationAccount,
   automationSafe,
+  makeApiKey,
   type PayoutPlan,
   partNonceKey
 } from "@walletgate/core/payout"
 import type { Layer, Logger } from "effect"
+import * as Effect from "effect/Effect"
 import type { Address, Hash } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { deriveOwnerKey } from "../../src/operations/KeyVault"
@@ -149,6 +151,10 @@ export const startPayoutFixture = async (options: {
 }
 
 /** A hash as viem types it. */
+/** A test-mode API key for `accounts` on the devnet's network: the key (shown once) and its record. */
+export const testApiKey = (accounts: ReadonlyArray<string>) =>
+  Effect.runSync(makeApiKey({ mode: "test", networks: ["anvil"], accounts }).pipe(Effect.provide(SecureRandom.crypto)))
+
 export const asHash = (value: unknown): Hash => value as Hash
 
 /**

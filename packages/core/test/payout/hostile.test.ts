@@ -1,10 +1,7 @@
-import { SecureRandom } from "@walletgate/core"
-import { makeApiKey } from "@walletgate/core/payout"
-import { Effect } from "effect"
 import { type Address, getAddress, type Hex, parseEther, toHex } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshAddress } from "../devnet/shared"
-import { startPayoutFixture } from "./fixture"
+import { startPayoutFixture, testApiKey } from "./fixture"
 
 // A payout names any contract as its asset: the contract chooses what the gateway reads from it. Whatever it answers,
 // the request is answered at once and the gateway keeps serving everyone else (issue 31, item 1).
@@ -37,13 +34,7 @@ describe("hostile tokens: bounded work whatever a contract answers (anvil + alto
     f = await startPayoutFixture({
       accounts: [{ accountKey: "hostile" }, { accountKey: "bystander" }],
       apiKeys: (accounts) => {
-        const [mine, theirs] = accounts.map((one) =>
-          Effect.runSync(
-            makeApiKey({ mode: "test", networks: ["anvil"], accounts: [one.address] }).pipe(
-              Effect.provide(SecureRandom.crypto)
-            )
-          )
-        )
+        const [mine, theirs] = accounts.map((one) => testApiKey([one.address]))
         if (mine === undefined || theirs === undefined) throw new Error("two keys")
         key = mine.key
         otherKey = theirs.key

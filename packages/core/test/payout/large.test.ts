@@ -1,10 +1,7 @@
-import { SecureRandom } from "@walletgate/core"
-import { makeApiKey } from "@walletgate/core/payout"
-import { Effect } from "effect"
 import { type Address, getAddress, parseEther, zeroAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshAddress } from "../devnet/shared"
-import { partSends, startPayoutFixture } from "./fixture"
+import { partSends, startPayoutFixture, testApiKey } from "./fixture"
 
 // Payouts larger than one operation may be (devnet: anvil + alto, default spend limits): split into several
 // operations, each on its own nonce key derived from the payout, every recipient paid exactly once whatever is retried.
@@ -47,11 +44,7 @@ describe("large payouts in several operations (anvil + alto)", () => {
       operatorToken: OPERATOR,
       accounts: [{ accountKey: "bulk" }, { accountKey: "partial" }],
       apiKeys: (accounts) => {
-        const made = Effect.runSync(
-          makeApiKey({ mode: "test", networks: ["anvil"], accounts: accounts.map((one) => one.address) }).pipe(
-            Effect.provide(SecureRandom.crypto)
-          )
-        )
+        const made = testApiKey(accounts.map((one) => one.address))
         key = made.key
         return [made.record]
       }
@@ -166,11 +159,7 @@ describe("large payouts through a bundler that refuses some parts (anvil + alto)
       operatorToken: OPERATOR,
       accounts: [{ accountKey: "paced" }, { accountKey: "unsent" }, { accountKey: "refused" }],
       apiKeys: (accounts) => {
-        const made = Effect.runSync(
-          makeApiKey({ mode: "test", networks: ["anvil"], accounts: accounts.map((one) => one.address) }).pipe(
-            Effect.provide(SecureRandom.crypto)
-          )
-        )
+        const made = testApiKey(accounts.map((one) => one.address))
         key = made.key
         return [made.record]
       }

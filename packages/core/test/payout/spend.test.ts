@@ -1,18 +1,12 @@
-import { SecureRandom } from "@walletgate/core"
-import { makeApiKey } from "@walletgate/core/payout"
-import { Effect } from "effect"
 import { type Address, parseAbiItem, parseEther, zeroAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshAddress } from "../devnet/shared"
-import { startPayoutFixture } from "./fixture"
+import { startPayoutFixture, testApiKey } from "./fixture"
 
 // Finding 3 of issue 20 on the ERC-4337 pipeline: the paymaster sponsors a payout only within the spend policy
 // (a ceiling per payout, a budget per API key), checked before anything is sponsored, signed or sent.
 type Fixture = Awaited<ReturnType<typeof startPayoutFixture>>
 type Answer = Awaited<ReturnType<Fixture["call"]>>
-
-const newKey = (accounts: ReadonlyArray<string>) =>
-  Effect.runSync(makeApiKey({ mode: "test", networks: ["anvil"], accounts }).pipe(Effect.provide(SecureRandom.crypto)))
 
 /** The paymaster's deposit at the EntryPoint: what sponsoring costs the operator. */
 const paymasterDeposit = (f: Fixture) =>
@@ -46,7 +40,7 @@ describe("the gas a payout's sponsor pays, default limits (anvil + alto)", () =>
     f = await startPayoutFixture({
       accounts: [{ accountKey: "bulk" }],
       apiKeys: (accounts) => {
-        const made = newKey(accounts.map((account) => account.address))
+        const made = testApiKey(accounts.map((account) => account.address))
         key = made.key
         return [made.record]
       }
@@ -97,7 +91,7 @@ describe("a payout ceiling and API key budgets (anvil + alto)", () => {
       accounts: [{ accountKey: "first" }, { accountKey: "second" }],
       apiKeys: (accounts) =>
         accounts.map((account) => {
-          const made = newKey([account.address])
+          const made = testApiKey([account.address])
           keys.push(made.key)
           return made.record
         })
