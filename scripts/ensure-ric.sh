@@ -8,6 +8,8 @@
 #    Lambda example's test and benchmark then fall back to import() and say so. Tried once per lock file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=apt.sh
+. scripts/apt.sh
 
 install_package() {
   [ -e node_modules/aws-lambda-ric/package.json ] && return 0
@@ -32,19 +34,16 @@ if [ "${#missing[@]}" -eq 0 ]; then
   exit 0
 fi
 
-packages="autoconf automake libtool cmake g++ make python3"
-if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+packages=(autoconf automake libtool cmake g++ make python3)
+echo "ensure-ric: installing ${packages[*]} (missing: ${missing[*]})"
+if ! apt_install "${packages[@]}"; then
   cat >&2 <<MESSAGE
 ensure-ric: ${missing[*]} not found. aws-lambda-ric (AWS's Lambda runtime interface client, used by the
 Lambda example's test and benchmark) builds from source with them:
-  Debian/Ubuntu:  sudo apt-get install -y ${packages}
+  Debian/Ubuntu:  sudo apt-get install -y ${packages[*]}
 Without them the Lambda example's test and benchmark fall back to import() and say so.
 MESSAGE
   exit 0
 fi
-
-echo "ensure-ric: installing ${packages} (missing: ${missing[*]})"
-apt-get update -qq
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${packages} >/dev/null
 echo "ensure-ric: $(cmake --version | head -1), $(g++ --version | head -1)"
 install_package

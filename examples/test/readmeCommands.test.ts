@@ -111,7 +111,7 @@ const check = (command: Command): string | undefined => {
         : `export of a variable docs/configuration.md does not document: ${args[0]}`
     }
     case "redis-server":
-      // Debian's redis-server (scripts/ensure-redis.sh installs it), for a local Redis.
+      // Debian's redis-server (scripts/ensure-tools.sh installs it), for a local Redis.
       return undefined
     case "node":
       return "a bare `node` may be older than the Node 22 the repository runs on: use an npm script or `npx node`"

@@ -34,7 +34,7 @@ export interface RedisServerOptions {
 }
 
 const INSTALL_HINT =
-  "redis-server is not installed (or not on PATH). Run `bash scripts/ensure-redis.sh` (as root it installs " +
+  "redis-server is not installed (or not on PATH). Run `bash scripts/ensure-tools.sh` (as root it installs " +
   "Debian's redis-server), or install Redis 7 yourself."
 
 const freePort = () =>

@@ -83,7 +83,7 @@ export const operationOutcomes: { readonly [K in OperationOutcome]: OutcomeRow }
   /**
    * The bundler refused for a while, not for what the operation is: its fees below the bundler's current minimum
    * (the base fee rose), a replacement not priced 10 % higher, or the sender's pending operations at the mempool's
-   * limit. Nothing was accepted; the same request, priced and sent again, passes (`busyMessages`, before `AAnn`: alto
+   * limit. Nothing was accepted; the same request, priced and sent again, passes (`busyRefusals`, before `AAnn`: alto
    * words the mempool limit as AA25).
    */
   bundler_busy: { error: "BundlerBusy", bundlerCodes: [], aaClasses: [], retry: "yes" },
@@ -127,30 +127,39 @@ const rows = Object.entries(operationOutcomes) as ReadonlyArray<[OperationOutcom
  */
 export const bundlerOutcome = (code: number, message: string): OperationOutcome => {
   if (code === -32521) return "execution_reverted"
-  if (busyMessages.test(message.slice(0, 4_096))) return "bundler_busy"
+  if (busyRefusal(message) !== undefined) return "bundler_busy"
   const aa = /\bAA(\d)\d\b/.exec(message)?.[1]
   const matches = (row: OutcomeRow) => (aa === undefined ? row.bundlerCodes.includes(code) : row.aaClasses.includes(aa))
   return rows.find(([, row]) => matches(row))?.[0] ?? "bundler_unavailable"
 }
 
 /**
- * What a bundler says when it refuses for a while (alto's words): fees under its minimum, a replacement priced too
- * low, the sender's parallel or queued operations at the mempool's limit.
+ * What a bundler says when it refuses for a while (alto's words), each with the reason in the gateway's words: the
+ * sender's parallel or queued operations at the mempool's limit, a replacement priced too low, fees under its minimum.
  */
-const busyMessages =
-  /maxFeePerGas must be at least|maxPriorityFeePerGas must be at least|bump the gas price|Maximum number of (?:parallel|queued) user operations/i
+const busyRefusals = [
+  {
+    words: /Maximum number of (?:parallel|queued) user ?op(?:eration)?s/i,
+    reason: "the sender's pending operations are at the mempool's limit"
+  },
+  { words: /bump the gas price/i, reason: "a replacement must be priced 10 % higher" },
+  {
+    words: /(?:maxFeePerGas|maxPriorityFeePerGas) must be at least/i,
+    reason: "fees under the bundler's current minimum"
+  }
+] as const
+
+/** The row of {@link busyRefusals} a bundler's message matches (its first 4 KiB), if any. */
+const busyRefusal = (message: string) => {
+  const head = message.slice(0, 4_096)
+  return busyRefusals.find((refusal) => refusal.words.test(head))
+}
 
 /** Whether a bundler's refusal says the sender's pending operations are at its mempool's limit (alto's words). */
-export const mempoolLimited = (message: string): boolean =>
-  /Maximum number of (?:parallel|queued) user ?op(?:eration)?s/i.test(message.slice(0, 4_096))
+export const mempoolLimited = (message: string): boolean => busyRefusal(message) === busyRefusals[0]
 
-/** Why a bundler refused for a while ({@link busyMessages}), in the gateway's words. */
-export const busyReason = (message: string): string =>
-  mempoolLimited(message)
-    ? "the sender's pending operations are at the mempool's limit"
-    : /bump the gas price/i.test(message)
-      ? "a replacement must be priced 10 % higher"
-      : "fees under the bundler's current minimum"
+/** Why a bundler refused for a while ({@link busyRefusals}), in the gateway's words. */
+export const busyReason = (message: string): string => (busyRefusal(message) ?? busyRefusals[2]).reason
 
 /** The outcome of a paymaster service's JSON-RPC error: the row naming its code, else the row of any code. */
 export const paymasterServiceOutcome = (code: number): "sponsorship_refused" | "paymaster_unavailable" =>

@@ -1,5 +1,5 @@
 // The operator console in a real browser: Debian's Chromium, headless, driven over the DevTools protocol by
-// playwright-core (scripts/ensure-chromium.sh installs it), against a gateway on anvil + alto served over HTTP under
+// playwright-core (scripts/ensure-tools.sh installs it), against a gateway on anvil + alto served over HTTP under
 // a mount (`/wallet`). It signs in from the URL fragment (which leaves the address bar, and no request carries the
 // token in a URL or a header other than Authorization), finds the kernel transaction the test made, shows a hostile
 // app name as text, creates an app (its secret shown once, then gone), revokes an API key (which the gateway then

@@ -1,4 +1,4 @@
-// A real Prometheus (Debian's package at /usr/bin/prometheus; scripts/ensure-prometheus.sh installs it) scrapes
+// A real Prometheus (Debian's package at /usr/bin/prometheus; scripts/ensure-tools.sh installs it) scrapes
 // `GET /v1/operator/metrics` of a gateway served over HTTP on 127.0.0.1, with the operator token read from a
 // credentials file: its query API then answers `walletgate_sms_sent_total`, the target is up, a second job with a
 // wrong token sees it down (the gateway answers 404) and has no sample, promtool finds nothing to lint in the text,
