@@ -12,6 +12,8 @@ type Answer = Awaited<ReturnType<Fixture["call"]>>
 
 const OPERATOR_TOKEN = "operator-token-of-the-spend-tests-0123456789"
 const OTHER_APP = { clientId: "wgc_other", clientSecret: "wgs_other_secret" }
+/** An app whose operator set a day budget of 700 000 gas: one first batch (~516 000 gas), not two. */
+const DAILY_APP = { clientId: "wgc_daily", clientSecret: "wgs_daily_secret" }
 
 /** Precompile 0x05 (modexp) input: a 64-byte base and modulus, a 1024-byte exponent of all ones (~2.2 M gas). */
 const MODEXP = "0x0000000000000000000000000000000000000005"
@@ -139,7 +141,7 @@ describe("gas budgets per app and per user, on a real anvil", () => {
     perApiKey: 400_000
   }
   let f: Fixture
-  let tokens: Record<"main" | "other", Record<string, string>>
+  let tokens: Record<"main" | "other" | "daily", Record<string, string>>
   beforeAll(async () => {
     f = await startKernelFixture({
       spend,
@@ -150,19 +152,27 @@ describe("gas budgets per app and per user, on a real anvil", () => {
           secretHash: hashClientSecret(OTHER_APP.clientSecret),
           providers: ["phone"],
           testMode: true
+        },
+        {
+          clientId: DAILY_APP.clientId,
+          secretHash: hashClientSecret(DAILY_APP.clientSecret),
+          providers: ["phone"],
+          testMode: true,
+          gasPerDay: 700_000
         }
       ]
     })
     tokens = {
       main: { authorization: `Bearer ${await f.accessToken()}` },
-      other: { authorization: `Bearer ${await f.accessToken(OTHER_APP)}` }
+      other: { authorization: `Bearer ${await f.accessToken(OTHER_APP)}` },
+      daily: { authorization: `Bearer ${await f.accessToken(DAILY_APP)}` }
     }
   })
   afterAll(async () => {
     await f?.stop()
   })
 
-  const batch = (app: "main" | "other", userId: string) =>
+  const batch = (app: "main" | "other" | "daily", userId: string) =>
     f.call(
       "POST",
       "/v1/kernel/tx",
@@ -228,5 +238,16 @@ describe("gas budgets per app and per user, on a real anvil", () => {
     for (const answer of answers.filter((a) => a.status === 429)) expectExhausted(answer, "app")
     await Promise.all(answers.filter((answer) => answer.status === 200).map((answer) => mined(f, answer, tokens.other)))
     expect(await networkGasUsed(f)).toBeLessThan(used + 4 * 530_000)
+  })
+
+  it("refuses an app's batches past the day budget its operator set (429 app_day) before signing", async () => {
+    const first = await batch("daily", "phone:day-1")
+    expect(first.status, JSON.stringify(first.body)).toBe(200)
+    await mined(f, first, tokens.daily)
+    const before = await chainFacts(f)
+    const refused = await batch("daily", "phone:day-2")
+    expectExhausted(refused, "app_day")
+    expect(Number(refused.headers.get("retry-after"))).toBeLessThanOrEqual(86_400)
+    expect(await chainFacts(f)).toEqual(before)
   })
 })
