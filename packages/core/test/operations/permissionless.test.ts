@@ -124,6 +124,8 @@ describe("walletgate's Safe account beside permissionless's", { tags: ["devnet"]
       })
     )
     const { signature: ourSignature, ...unsigned } = prepared.op
+    // Both the initCode and the paymasterAndData are signed over: the operation has each.
+    expect(unsigned).toMatchObject({ factory: ours.factory, paymaster: devnet.deployment.contracts.verifyingPaymaster })
     const theirSignature = await theirs.signUserOperation({ ...unsigned, signature: "0x", chainId: devnet.chain.id })
     expect(theirSignature).toBe(ourSignature)
     // The user operation hash is the EntryPoint's own, for the operation permissionless signed.
