@@ -2,28 +2,29 @@
 // implementation runs, and the SMS outbox tests read codes from.
 export {
   allConformanceCases,
+  conformanceCases,
+  DECLARED_OVERSIZE,
+  declaredLengthCases,
+  httpDetailCases
+} from "./conformance/cases"
+export { checkConformance, runConformance } from "./conformance/check"
+export {
   CONFORMANCE_API_KEY,
   CONFORMANCE_BODY_LIMIT,
   CONFORMANCE_CLIENT,
   CONFORMANCE_COOKIES,
   COOKIES_PATH,
-  type ConformanceCase,
   type ConformanceGatewayOptions,
-  type ConformanceRequest,
-  type ConformanceResponse,
-  checkConformance,
-  conformanceCases,
-  DECLARED_OVERSIZE,
-  declaredLengthCases,
-  httpDetailCases,
-  makeConformanceGateway,
+  makeConformanceGateway
+} from "./conformance/gateway"
+export {
   type RefusedBodyOutcome,
   refusedBodyThenNext,
   responseOfFetch,
-  runConformance,
   sendOverHttp,
   sendOverSocket
-} from "./conformance"
+} from "./conformance/transport"
+export type { ConformanceCase, ConformanceRequest, ConformanceResponse } from "./conformance/types"
 export { type Echo, type EchoGateway, echoGateway } from "./echoGateway"
 export { accountLocksContract, expiringAccountLocksContract } from "./ports/accountLocks"
 export { apiKeyStoreContract } from "./ports/apiKeyStore"
