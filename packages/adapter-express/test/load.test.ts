@@ -1,5 +1,9 @@
-import type { AddressInfo } from "node:net"
-import { CONFORMANCE_API_KEY, CONFORMANCE_CLIENT, makeConformanceGateway } from "@walletgate/core/testing"
+import {
+  CONFORMANCE_API_KEY,
+  CONFORMANCE_CLIENT,
+  makeConformanceGateway,
+  serveListener
+} from "@walletgate/core/testing"
 import { walletgate } from "@walletgate/express"
 import express from "express"
 import { describe, expect, it } from "vitest"
@@ -67,9 +71,8 @@ describe("load: 10 000 mixed requests at concurrency 100 through Express", () =>
   it("answers every one as expected and leaves no handle behind", async () => {
     const baseline = socketHandles()
     const gateway = makeConformanceGateway()
-    const server = express().use(walletgate(gateway)).listen(0, "127.0.0.1")
-    await new Promise<void>((resolve) => server.once("listening", resolve))
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    const server = await serveListener(express().use(walletgate(gateway)))
+    const base = server.url
     const unexpected: Array<string> = []
     let next = 0
     let answered = 0
@@ -90,8 +93,7 @@ describe("load: 10 000 mixed requests at concurrency 100 through Express", () =>
       }
     }
     await Promise.all(Array.from({ length: 100 }, worker))
-    server.closeAllConnections()
-    await new Promise<void>((resolve) => server.close(() => resolve()))
+    await server.close()
     await gateway.dispose()
 
     expect(unexpected.slice(0, 10)).toEqual([])

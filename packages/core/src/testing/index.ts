@@ -1,5 +1,5 @@
-// `@walletgate/core/testing`: the conformance suite every adapter runs, the contract suites every port
-// implementation runs, and the SMS outbox tests read codes from.
+// `@walletgate/core/testing`: the conformance suite every adapter runs (the table, and the checks an adapter runs on
+// each of its mountings), the contract suites every port implementation runs, and the SMS outbox tests read codes from.
 export {
   allConformanceCases,
   conformanceCases,
@@ -17,6 +17,15 @@ export {
   type ConformanceGatewayOptions,
   makeConformanceGateway
 } from "./conformance/gateway"
+export {
+  type ConformanceCheck,
+  type ConformanceMount,
+  type ConformanceTarget,
+  conformanceChecks,
+  type HttpMountOptions,
+  httpMount,
+  serveListener
+} from "./conformance/suite"
 export {
   type RefusedBodyOutcome,
   refusedBodyThenNext,
