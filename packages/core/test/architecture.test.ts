@@ -5,6 +5,10 @@ import ts from "typescript"
 import { describe, expect, it } from "vitest"
 
 const SRC = fileURLToPath(new URL("../src", import.meta.url))
+const TEST = fileURLToPath(new URL(".", import.meta.url))
+
+/** The test folders that check what no single room of `src/` holds (listed, with why, in `test/README.md`). */
+const CROSS_CUTTING_TESTS = ["bundle", "ports", "robustness"]
 
 /**
  * The rooms of the core and their floors: a file may import from its own room or a lower floor, never
@@ -182,5 +186,25 @@ describe("the core's import graph", () => {
   it("knows every room", () => {
     const rooms = new Set([...graph.keys()].map(roomOf))
     expect([...rooms].filter((room) => FLOORS[room] === undefined)).toEqual([])
+  })
+})
+
+describe("the core's test folders", () => {
+  const folders = (dir: string) =>
+    readdirSync(dir, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name)
+  /** The folders that name neither a room of `src/` nor a listed cross-cutting suite. */
+  const strays = (tests: ReadonlyArray<string>, rooms: ReadonlyArray<string>) =>
+    tests.filter((folder) => !rooms.includes(folder) && !CROSS_CUTTING_TESTS.includes(folder))
+
+  it("mirror src/: each names a room, or a cross-cutting suite test/README.md lists", () => {
+    expect(strays(folders(TEST), folders(SRC))).toEqual([])
+    const readme = readFileSync(join(TEST, "README.md"), "utf8")
+    expect(CROSS_CUTTING_TESTS.filter((folder) => !readme.includes(`- \`${folder}/\``))).toEqual([])
+  })
+
+  it("finds a folder that names no room", () => {
+    expect(strays(["chain", "ratelimit", "bundle"], ["chain", "state"])).toEqual(["ratelimit"])
   })
 })
