@@ -1,30 +1,10 @@
-import type { AddressInfo } from "node:net"
-import { embeddedPorts, type Gateway, makeGateway } from "@walletgate/core"
-import {
-  allConformanceCases,
-  declaredLengthCases,
-  makeConformanceGateway,
-  refusedBodyThenNext,
-  runConformance,
-  SmsOutbox,
-  sendOverHttp,
-  sendOverSocket
-} from "@walletgate/core/testing"
+import { embeddedPorts, makeGateway } from "@walletgate/core"
+import { SmsOutbox, serveListener } from "@walletgate/core/testing"
 import { walletgate } from "@walletgate/express"
 import { Layer, Logger } from "effect"
 import express from "express"
 import { createRemoteJWKSet, jwtVerify } from "jose"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-
-const listen = async (app: express.Express) => {
-  const server = app.listen(0, "127.0.0.1")
-  await new Promise<void>((resolve) => server.once("listening", resolve))
-  const { port } = server.address() as AddressInfo
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve()))
-  }
-}
 
 const postJson = (url: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(url, {
@@ -32,81 +12,6 @@ const postJson = (url: string, body: unknown, headers: Record<string, string> = 
     headers: { "content-type": "application/json", ...headers },
     body: JSON.stringify(body)
   })
-
-describe("conformance: Express", () => {
-  const targets = {
-    "mounted at the root": (gateway: Gateway) => express().use(walletgate(gateway)),
-    "under /wallet": (gateway: Gateway) => express().use("/wallet", walletgate(gateway)),
-    // The gateway's own base path, the middleware at the root, the host's other routes beside it.
-    "under the gateway's basePath /wallet": (gateway: Gateway) =>
-      express()
-        .use(walletgate(gateway))
-        .get("/other", (_req, res) => {
-          res.send("host")
-        }),
-    "behind the host's express.json()": (gateway: Gateway) =>
-      // The host parses JSON itself but leaves other media types (and bad bodies) to walletgate.
-      express().use("/wallet", express.json({ limit: "1mb" }), walletgate(gateway))
-  }
-  for (const [name, build] of Object.entries(targets)) {
-    it(`passes every case ${name}`, async () => {
-      const gateway = makeConformanceGateway(name.includes("basePath") ? { basePath: "/wallet" } : {})
-      const server = await listen(build(gateway))
-      const base = name === "mounted at the root" ? server.url : `${server.url}/wallet`
-      try {
-        const results = await runConformance(sendOverHttp(base))
-        const failing = Object.entries(results).filter(([, problems]) => problems.length > 0)
-        // Bodies the host parser already rejects never reach walletgate; that is the host's choice.
-        const hostOwned = name.startsWith("behind") ? ["malformed JSON", "not UTF-8", "over the limit"] : []
-        expect(failing.filter(([caseName]) => !hostOwned.some((part) => caseName.includes(part)))).toEqual([])
-        expect(Object.keys(results)).toHaveLength(allConformanceCases.length)
-      } finally {
-        await server.close()
-        await gateway.dispose()
-      }
-    })
-  }
-})
-
-describe("a body declared larger than the limit, through Express", () => {
-  for (const [name, mounted] of Object.entries({ "at the root": "", "under /wallet": "/wallet" })) {
-    it(`is refused at once with 413 and the connection closed, mounted ${name}`, async () => {
-      const gateway = makeConformanceGateway()
-      const server = await listen(express().use(mounted === "" ? "/" : mounted, walletgate(gateway)))
-      try {
-        // Only 2 of the declared bytes are sent: the answer comes only if nothing waits for the rest.
-        const results = await runConformance(sendOverSocket(`${server.url}${mounted}`), declaredLengthCases)
-        expect(Object.entries(results).filter(([, problems]) => problems.length > 0)).toEqual([])
-        // The next request, on a new connection, is answered as usual.
-        expect((await fetch(`${server.url}${mounted}/functions/v1/.well-known/jwks.json`)).status).toBe(200)
-      } finally {
-        await server.close()
-        await gateway.dispose()
-      }
-    })
-  }
-})
-
-describe("a refused body and the next request on the same pooled connection, through Express", () => {
-  for (const framing of ["declared", "chunked"] as const) {
-    it(`answers 413, then the next request 200 (body of 2 MB, ${framing} length)`, async () => {
-      const gateway = makeConformanceGateway()
-      const server = await listen(express().use(walletgate(gateway)))
-      try {
-        const outcome = await refusedBodyThenNext(server.url, {
-          path: "/functions/v1/signInWithOTP",
-          nextPath: "/functions/v1/.well-known/jwks.json",
-          bytes: 2 * 1024 * 1024,
-          framing
-        })
-        expect(outcome).toEqual({ refused: { status: 413, connection: "close" }, next: 200 })
-      } finally {
-        await server.close()
-        await gateway.dispose()
-      }
-    })
-  }
-})
 
 describe("phone sign-in through Express on a real server", () => {
   const lines: Array<string> = []
@@ -119,7 +24,7 @@ describe("phone sign-in through Express on a real server", () => {
     ports: Layer.mergeAll(embeddedPorts({ otp: { sendsPerIpPerHour: 1000 } }), outbox.layer),
     loggers: [capture]
   })
-  let server: Awaited<ReturnType<typeof listen>>
+  let server: Awaited<ReturnType<typeof serveListener>>
   const secrets: Array<string> = []
 
   beforeAll(async () => {
@@ -128,7 +33,7 @@ describe("phone sign-in through Express on a real server", () => {
       res.json({ ok: true })
     })
     app.use("/wallet", walletgate(gateway))
-    server = await listen(app)
+    server = await serveListener(app)
   })
   afterAll(async () => {
     await server.close()
@@ -201,7 +106,7 @@ describe("client IP", () => {
     const app = express()
     app.set("trust proxy", trustProxy)
     app.use(walletgate(gateway))
-    const server = await listen(app)
+    const server = await serveListener(app)
     try {
       // Two phones, two forwarded addresses: only a trusted proxy makes them two clients.
       const first = await postJson(

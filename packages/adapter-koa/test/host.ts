@@ -1,27 +1,11 @@
-import { once } from "node:events"
-import type Koa from "koa"
+import type { RequestListener } from "node:http"
+import Koa from "koa"
 
-/** A Koa app listening on 127.0.0.1 and a free port. */
-export interface Listening {
-  readonly url: string
-  /** Closes the server and every connection it still holds. */
-  readonly close: () => Promise<void>
-}
-
-/** Starts `app` on 127.0.0.1 and a free port. */
-export const listen = async (app: Koa): Promise<Listening> => {
-  const server = app.listen(0, "127.0.0.1")
-  await once(server, "listening")
-  const address = server.address()
-  if (address === null || typeof address === "string") throw new Error("expected a TCP address")
-  return {
-    url: `http://127.0.0.1:${address.port}`,
-    close: async () => {
-      server.closeAllConnections()
-      server.close()
-      await once(server, "close")
-    }
-  }
+/** A Koa app's request listener: `middleware` in order (the host's, walletgate's). */
+export const koaApp = (...middleware: ReadonlyArray<Koa.Middleware>): RequestListener => {
+  const koa = new Koa()
+  for (const each of middleware) koa.use(each)
+  return koa.callback()
 }
 
 /**

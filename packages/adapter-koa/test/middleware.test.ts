@@ -1,10 +1,20 @@
-import { type Echo, type EchoGateway, echoGateway, makeConformanceGateway } from "@walletgate/core/testing"
+import {
+  allConformanceCases,
+  type ConformanceTarget,
+  conformanceChecks,
+  type Echo,
+  type EchoGateway,
+  echoGateway,
+  httpMount,
+  makeConformanceGateway,
+  serveListener
+} from "@walletgate/core/testing"
 import { walletgate } from "@walletgate/koa"
 import Koa from "koa"
 import { afterEach, describe, expect, it } from "vitest"
-import { hostJsonParser, type Listening, listen } from "./host"
+import { hostJsonParser, koaApp } from "./host"
 
-const servers: Array<Listening> = []
+const servers: Array<ConformanceTarget> = []
 
 afterEach(async () => {
   for (const server of servers.splice(0)) await server.close()
@@ -12,7 +22,7 @@ afterEach(async () => {
 
 /** Starts `app` on 127.0.0.1 and a free port; the server is closed after the test. */
 const serve = async (app: Koa): Promise<string> => {
-  const server = await listen(app)
+  const server = await serveListener(app.callback())
   servers.push(server)
   return server.url
 }
@@ -239,5 +249,22 @@ describe("walletgate (Koa)", () => {
     await fetch(`${url}/ip`, { headers: { "x-forwarded-for": "203.0.113.7" } })
 
     expect(only(gateway).remoteAddress).toBe("203.0.113.7")
+  })
+})
+
+describe("a host middleware after walletgate's, against the conformance table", () => {
+  it("a deliberate difference fails the table", async () => {
+    // An adapter that lets Koa choose the content type of the body it writes, instead of the core's.
+    const koaPicksTheType: Koa.Middleware = async (ctx, next) => {
+      await next()
+      ctx.type = "json"
+    }
+    const [table] = conformanceChecks([
+      httpMount("with Koa picking the type", (gateway) => koaApp(koaPicksTheType, walletgate(gateway)))
+    ])
+    const problemCases = allConformanceCases.filter((c) => c.expect.contentType === "application/problem+json")
+    expect(await table?.run()).toEqual(
+      problemCases.map((c) => `${c.name}: content-type application/json, expected application/problem+json`)
+    )
   })
 })

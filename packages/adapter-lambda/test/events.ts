@@ -4,8 +4,8 @@
  * method, path, query, headers and body put where that kind carries them.
  */
 import { readFileSync } from "node:fs"
-import type { ConformanceRequest, ConformanceResponse } from "@walletgate/core/testing"
-import type { LambdaHttpEvent, LambdaHttpHandler, LambdaHttpResult } from "@walletgate/lambda"
+import type { ConformanceMount, ConformanceRequest, ConformanceResponse } from "@walletgate/core/testing"
+import { createHandler, type LambdaHttpEvent, type LambdaHttpHandler, type LambdaHttpResult } from "@walletgate/lambda"
 
 /** Every kind of event an HTTP function receives, each multi-value variant included. */
 export const eventKinds = [
@@ -210,3 +210,24 @@ export const sendAsLambda =
   (kind: EventKind, handler: LambdaHttpHandler, base = "") =>
   async (request: ConformanceRequest): Promise<ConformanceResponse> =>
     responseOf(kind, await handler(eventFor(kind, { ...request, path: `${base}${request.path}` })))
+
+/**
+ * The handler as the adapter suite mounts it: fed events of `kind`, below `base` (the gateway's `basePath`),
+ * through `wrap` (a deliberate difference) when given. `hostOwned` names the cases the kind cannot carry.
+ */
+export const lambdaMount = (
+  kind: EventKind,
+  base = "",
+  options: {
+    readonly hostOwned?: ReadonlyArray<string>
+    readonly wrap?: (handler: LambdaHttpHandler) => LambdaHttpHandler
+  } = {}
+): ConformanceMount => ({
+  name: `fed ${kind} events, ${base === "" ? "unmounted" : `mounted under ${base}`}`,
+  ...(base === "" ? {} : { basePath: base }),
+  ...(options.hostOwned === undefined ? {} : { hostOwned: options.hostOwned }),
+  serve: async (gateway) => {
+    const handler = createHandler(gateway)
+    return { send: sendAsLambda(kind, options.wrap?.(handler) ?? handler, base), close: async () => undefined }
+  }
+})

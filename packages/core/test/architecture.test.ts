@@ -5,6 +5,10 @@ import ts from "typescript"
 import { describe, expect, it } from "vitest"
 
 const SRC = fileURLToPath(new URL("../src", import.meta.url))
+const TEST = fileURLToPath(new URL(".", import.meta.url))
+
+/** The test folders that check what no single room of `src/` holds (listed, with why, in `test/README.md`). */
+const CROSS_CUTTING_TESTS = ["bundle", "ports", "robustness"]
 
 /**
  * The rooms of the core and their floors: a file may import from its own room or a lower floor, never
@@ -40,8 +44,7 @@ const MAX_LINES = 400
 
 /** Files still over {@link MAX_LINES}, each with why; a file leaves the list when it is split. */
 const OVER_LIMIT_FOR_NOW: Record<string, string> = {
-  "http/gateway.ts": "rewritten by issue 32's one-request-path item (one function builds an answer)",
-  "testing/conformance.ts": "the shared conformance table; split with issue 32's one-adapter-suite item"
+  "http/gateway.ts": "rewritten by issue 32's one-request-path item (one function builds an answer)"
 }
 
 const roomOf = (file: string): string => {
@@ -183,5 +186,25 @@ describe("the core's import graph", () => {
   it("knows every room", () => {
     const rooms = new Set([...graph.keys()].map(roomOf))
     expect([...rooms].filter((room) => FLOORS[room] === undefined)).toEqual([])
+  })
+})
+
+describe("the core's test folders", () => {
+  const folders = (dir: string) =>
+    readdirSync(dir, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name)
+  /** The folders that name neither a room of `src/` nor a listed cross-cutting suite. */
+  const strays = (tests: ReadonlyArray<string>, rooms: ReadonlyArray<string>) =>
+    tests.filter((folder) => !rooms.includes(folder) && !CROSS_CUTTING_TESTS.includes(folder))
+
+  it("mirror src/: each names a room, or a cross-cutting suite test/README.md lists", () => {
+    expect(strays(folders(TEST), folders(SRC))).toEqual([])
+    const readme = readFileSync(join(TEST, "README.md"), "utf8")
+    expect(CROSS_CUTTING_TESTS.filter((folder) => !readme.includes(`- \`${folder}/\``))).toEqual([])
+  })
+
+  it("finds a folder that names no room", () => {
+    expect(strays(["chain", "ratelimit", "bundle"], ["chain", "state"])).toEqual(["ratelimit"])
   })
 })

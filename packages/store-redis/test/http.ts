@@ -1,6 +1,6 @@
 // Helpers for tests that serve gateways over real HTTP (Express on 127.0.0.1).
-import type { AddressInfo } from "node:net"
 import type { Gateway } from "@walletgate/core"
+import { serveListener } from "@walletgate/core/testing"
 import { walletgate } from "@walletgate/express"
 import express from "express"
 
@@ -17,9 +17,8 @@ export interface Served {
 
 /** Serves `gateway` with Express on 127.0.0.1 and a free port. */
 export const serve = async (gateway: Gateway): Promise<Served> => {
-  const server = express().use(walletgate(gateway)).listen(0, "127.0.0.1")
-  await new Promise<void>((resolve) => server.once("listening", resolve))
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const server = await serveListener(express().use(walletgate(gateway)))
+  const { url } = server
   return {
     url,
     post: (path, body, headers = {}) =>
@@ -30,7 +29,7 @@ export const serve = async (gateway: Gateway): Promise<Served> => {
       }),
     get: (path, headers = {}) => fetch(`${url}${path}`, { headers }),
     close: async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await server.close()
       await gateway.dispose()
     }
   }

@@ -1,29 +1,39 @@
-// `@walletgate/core/testing`: the conformance suite every adapter runs, the contract suites every port
-// implementation runs, and the SMS outbox tests read codes from.
+// `@walletgate/core/testing`: the conformance suite every adapter runs (the table, and the checks an adapter runs on
+// each of its mountings), the contract suites every port implementation runs, and the SMS outbox tests read codes from.
 export {
   allConformanceCases,
+  conformanceCases,
+  DECLARED_OVERSIZE,
+  declaredLengthCases,
+  httpDetailCases
+} from "./conformance/cases"
+export { checkConformance, runConformance } from "./conformance/check"
+export {
   CONFORMANCE_API_KEY,
   CONFORMANCE_BODY_LIMIT,
   CONFORMANCE_CLIENT,
   CONFORMANCE_COOKIES,
   COOKIES_PATH,
-  type ConformanceCase,
   type ConformanceGatewayOptions,
-  type ConformanceRequest,
-  type ConformanceResponse,
-  checkConformance,
-  conformanceCases,
-  DECLARED_OVERSIZE,
-  declaredLengthCases,
-  httpDetailCases,
-  makeConformanceGateway,
+  makeConformanceGateway
+} from "./conformance/gateway"
+export {
+  type ConformanceCheck,
+  type ConformanceMount,
+  type ConformanceTarget,
+  conformanceChecks,
+  type HttpMountOptions,
+  httpMount,
+  serveListener
+} from "./conformance/suite"
+export {
   type RefusedBodyOutcome,
   refusedBodyThenNext,
   responseOfFetch,
-  runConformance,
   sendOverHttp,
   sendOverSocket
-} from "./conformance"
+} from "./conformance/transport"
+export type { ConformanceCase, ConformanceRequest, ConformanceResponse } from "./conformance/types"
 export { type Echo, type EchoGateway, echoGateway } from "./echoGateway"
 export { accountLocksContract, expiringAccountLocksContract } from "./ports/accountLocks"
 export { apiKeyStoreContract } from "./ports/apiKeyStore"

@@ -25,7 +25,12 @@ describe("a network's RPC endpoints with fallbacks", () => {
     const client = createPublicClient({
       transport: networkTransport({ rpcUrl: dead, fallbackRpcUrls: [dead], rpcTimeoutMs: 500 })
     })
-    await expect(client.getChainId()).rejects.toThrow()
+    // The last endpoint tried refused the connection: the error names it, not a timeout or a retry loop.
+    await expect(client.getChainId()).rejects.toMatchObject({
+      name: "HttpRequestError",
+      url: `${dead}/`,
+      details: "fetch failed"
+    })
   })
 })
 

@@ -106,7 +106,7 @@ describe("Operator", () => {
     expect(rotated.clientId).toBe(before.clientId)
     expect(rotated.clientSecret).not.toBe(before.clientSecret)
     expect(oldRefused).toMatchObject({ _tag: "OAuthError", error: "invalid_client" })
-    expect(after.accessToken).toBeTruthy()
+    expect(after.accessToken).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/)
     expect(audit[0]).toMatchObject({
       actor: "api:ops-1@127.0.0.1",
       action: "app.rotate_secret",

@@ -1,4 +1,4 @@
-// A gateway process for the crash and fleet tests (crash.test.ts, kernel/fleet.test.ts): the built @walletgate/core
+// A gateway process for the crash and fleet tests (crash.test.ts, operations/fleet.test.ts): the built @walletgate/core
 // and @walletgate/redis, state on the Redis of REDIS_URL, networks from PAYOUT_NETWORKS (JSON), the fleet's access
 // token key from GATEWAY_SIGNING_KEY (PEM, Ed25519) when set, served over HTTP on 127.0.0.1 and a free port, which
 // it prints as `listening <port>`. The crash test kills it with SIGKILL. For the CLI's fleet test: without

@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freePort } from "../../src/devnet/anvil"
 import { devnetNetworksFile, type PaymasterServe, startPaymasterServe, walletgateCli } from "../devnet/paymasterServe"
 import { freshAddress, paymasterDeposit, type SharedDevnet, sharedDevnet } from "../devnet/shared"
+import { CLIENT, startKernelFixture } from "../kernel/fixture"
 import { startPayoutFixture, testApiKey } from "../payout/fixture"
-import { CLIENT, startKernelFixture } from "./fixture"
 
 type Fixture = Awaited<ReturnType<typeof startKernelFixture>>
 

@@ -8,7 +8,7 @@ import { Effect, Layer } from "effect"
 import { encodeErrorResult, type Hash, type Hex, parseAbi } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { devnetWallet, userOperationEvents } from "../devnet/shared"
-import { CLIENT, freshAddress, startKernelFixture } from "./fixture"
+import { CLIENT, freshAddress, startKernelFixture } from "../kernel/fixture"
 
 type Fixture = Awaited<ReturnType<typeof startKernelFixture>>
 

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process"
 import { createPublicClient, http, parseEther } from "viem"
 import { describe, expect, it } from "vitest"
 import { type AnvilInstance, startAnvil } from "../../src/devnet/anvil"
-import { devAccount } from "./fixture"
+import { devAccount } from "../chain/fixture"
 
 /** The anvil processes this test process has started and not reaped (Linux `ps`). */
 const anvilChildren = (): Array<string> =>

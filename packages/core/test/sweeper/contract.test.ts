@@ -3,7 +3,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { beforeAll, describe, expect, it } from "vitest"
 import { sweeperArtifact, testTokenArtifact } from "../../src/chain/artifacts"
 import { deployTestToken } from "../../src/deploy/contracts"
-import { devAccount, freshAddress, type LocalChain, revertOf, startLocalChain } from "./fixture"
+import { devAccount, freshAddress, type LocalChain, revertOf, startLocalChain } from "../chain/fixture"
 
 let local: LocalChain
 let token: Address

@@ -6,7 +6,7 @@ import { testUserIdentity } from "@walletgate/core/operations"
 import type { Hash } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { userOperationEvents } from "../devnet/shared"
-import { CLIENT, freshAddress, startKernelFixture } from "./fixture"
+import { CLIENT, freshAddress, startKernelFixture } from "../kernel/fixture"
 
 type Fixture = Awaited<ReturnType<typeof startKernelFixture>>
 type Answer = Awaited<ReturnType<Fixture["call"]>>

@@ -7,7 +7,7 @@ import { Effect, Layer } from "effect"
 import type { Hash } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { userOperationEvents } from "../devnet/shared"
-import { CLIENT, freshAddress, startKernelFixture } from "./fixture"
+import { CLIENT, freshAddress, startKernelFixture } from "../kernel/fixture"
 
 type Fixture = Awaited<ReturnType<typeof startKernelFixture>>
 
