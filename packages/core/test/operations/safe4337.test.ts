@@ -518,6 +518,9 @@ describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
     expect(altoProcesses()).toHaveLength(1)
     await started.stop()
     expect(altoProcesses()).toEqual([])
-    await expect(fetch(started.bundlerUrl, { method: "POST" })).rejects.toThrow()
+    await expect(fetch(started.bundlerUrl, { method: "POST" })).rejects.toMatchObject({
+      message: "fetch failed",
+      cause: { code: "ECONNREFUSED" }
+    })
   })
 })
