@@ -6,7 +6,6 @@ import { getAddress } from "viem"
 import { Forbidden } from "../auth/errors"
 import { ChainUnavailable, type UnsupportedChain } from "../chain/errors"
 import { type Network, Networks } from "../chain/networks"
-import { InvalidRequest } from "../http/errors"
 import type {
   AccountDeploying,
   BundlerBusy,
@@ -37,6 +36,7 @@ import {
   type AssetDecimalsUnknown,
   type AssetNotAToken,
   type InsufficientBalance,
+  InvalidPayout,
   NoPayoutPlan,
   type NothingToDisperse,
   PayoutNotFound,
@@ -54,7 +54,7 @@ type PayoutError =
   | UnknownNetwork
   | Forbidden
   | AccountNotFound
-  | InvalidRequest
+  | InvalidPayout
   | NoPayoutPlan
   | NothingToDisperse
   | InsufficientBalance
@@ -87,11 +87,11 @@ export class Payouts extends Context.Service<
   {
     /**
      * Pays out by the plan (`{}`) or as the body lists (amounts in whole tokens, scaled by each asset's decimals on
-     * chain, unless `unit` is `base`); the key must cover the network and the account.
+     * chain, unless `unit` is `base`); the key must cover the network (resolved by the caller) and the account.
      */
     readonly disperse: (
       key: ApiKeyRecord,
-      network: string,
+      network: Network,
       address: string,
       request: DisperseRequest
     ) => Effect.Effect<PayoutResponse, PayoutError>
@@ -143,6 +143,11 @@ export class Payouts extends Context.Service<
       const authoriseNetwork = Effect.fnUntraced(function* (key: ApiKeyRecord, slug: string) {
         const network = networks.resolve(slug)
         if (network === undefined) return yield* new UnknownNetwork({ network: slug })
+        return yield* coversNetwork(key, network)
+      })
+
+      /** The network, if the key covers it; a test key never acts on a live network. */
+      const coversNetwork = Effect.fnUntraced(function* (key: ApiKeyRecord, network: Network) {
         if (!key.networks.includes(network.slug))
           return yield* new Forbidden({ reason: "the key does not cover this network" })
         if (key.mode === "test" && !network.testnet) {
@@ -153,20 +158,25 @@ export class Payouts extends Context.Service<
 
       /** The network, if the key covers it and the account. */
       const authorise = Effect.fnUntraced(function* (key: ApiKeyRecord, slug: string, address: string) {
-        const network = yield* authoriseNetwork(key, slug)
+        return yield* coversAccount(key, yield* authoriseNetwork(key, slug), address)
+      })
+
+      /** The network, if the key covers it and the account. */
+      const coversAccount = Effect.fnUntraced(function* (key: ApiKeyRecord, network: Network, address: string) {
+        const covered = yield* coversNetwork(key, network)
         if (!key.accounts.includes(address.toLowerCase())) {
           return yield* new Forbidden({ reason: "the key does not cover this account" })
         }
-        return network
+        return covered
       })
 
       const disperse = Effect.fn("Payouts.disperse")(function* (
         key: ApiKeyRecord,
-        slug: string,
+        resolved: Network,
         address: string,
         request: DisperseRequest
       ) {
-        const network = yield* authorise(key, slug, address)
+        const network = yield* coversAccount(key, resolved, address)
         const account = yield* accounts.find(network.slug, address)
         if (account === undefined) return yield* new AccountNotFound()
         const explicit = checkExplicit(request)
@@ -200,7 +210,7 @@ export class Payouts extends Context.Service<
               )
             : ({ _tag: "Parts", parts: [{ from: 0, to: planned.transfers.length }] } as const)
         if (split._tag === "TooManyParts") {
-          return yield* new InvalidRequest({
+          return yield* new InvalidPayout({
             errors: [
               {
                 path: "/assets",
