@@ -4,7 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { getAddress } from "viem"
 import { Forbidden } from "../auth/errors"
-import { ChainUnavailable, type UnsupportedChain } from "../chain/errors"
+import type { ChainUnavailable, UnsupportedChain } from "../chain/errors"
 import { type Network, Networks } from "../chain/networks"
 import type {
   AccountDeploying,
@@ -43,11 +43,12 @@ import {
   type PlanPayoutTaken,
   UnknownNetwork
 } from "./errors"
-import { isManifest, type PartError, type PartServices, partsNow, payoutOfPart, sendParts } from "./parts"
+import { isManifest, type PartServices, partsNow, payoutOfPart, sendParts } from "./parts"
 import { explicitTransfers, planNonce, planTransfers, planTurnTaken } from "./planning"
 import type { DisperseRequest, PayoutResponse } from "./schemas"
-import { MAX_PARTS, type PartRange, splitPayout } from "./split"
-import { checkExplicit, disperseCalls, showAmount, showTransfer, totalsOf } from "./transfers"
+import { MAX_PARTS, type PartRange, splitPayout, splitPlan } from "./split"
+import { checkExplicit, disperseCalls, shownDetails } from "./transfers"
+import { asPayoutError, payTurn, previousTurnSettled } from "./turns"
 import { payoutView, splitPayoutView } from "./views"
 
 type PayoutError =
@@ -196,12 +197,29 @@ export class Payouts extends Context.Service<
         // is spent and it cannot execute; if not, the balance it reads is the one it pays out.
         const nonce =
           plan === undefined ? undefined : yield* planNonce(network, safe.address, safe.contracts.entryPoint)
+        const payer = { kind: "payout", apiKey: key.id } as const
+        // A plan payout is split by its recipients (a pure function of the plan and the ceiling); one that needs several
+        // operations is its turn's one payout (turns.ts), every recipient paid a positive amount.
+        const planSplit = plan === undefined ? undefined : splitPlan(plan, network.spend.payoutCeiling)
+        if (plan !== undefined && nonce !== undefined && planSplit !== undefined) {
+          yield* previousTurnSettled(parts, network, safe, nonce, (manifest) => manifestAnswer(manifest, true))
+          const planned = yield* planTransfers(network, safe.address, plan, true)
+          return yield* payTurn(parts, {
+            network,
+            identity,
+            safe,
+            payer,
+            owner: account.address,
+            details: shownDetails(planned),
+            split: planSplit,
+            turn: nonce
+          })
+        }
         const planned =
           plan === undefined
             ? yield* explicitTransfers(network, safe.address, request)
             : yield* planTransfers(network, safe.address, plan)
-        const payer = { kind: "payout", apiKey: key.id } as const
-        // Plan payouts stay one operation: their turn is the plan nonce, which one operation takes.
+        // A plan payout of one operation: its turn is the plan nonce, which that operation takes.
         const split =
           plan === undefined
             ? splitPayout(
@@ -378,21 +396,3 @@ export class Payouts extends Context.Service<
     })
   )
 }
-
-/** A part's failure as the payout's: a bundler that did not answer is the chain's `ChainUnavailable`, as for one operation. */
-const asPayoutError = (network: Network, error: PartError): Effect.Effect<never, PayoutError> =>
-  error._tag === "BundlerUnavailable"
-    ? Effect.fail(new ChainUnavailable({ network: network.slug, cause: `bundler: ${error.cause}` }))
-    : Effect.fail(error)
-
-/** What a payout's record shows: its transfers, the totals per asset, and what flooring the shares left. */
-const shownDetails = (planned: {
-  readonly transfers: ReadonlyArray<Parameters<typeof showTransfer>[0]>
-  readonly remainder: ReadonlyArray<Parameters<typeof showAmount>[0]>
-}) => ({
-  transfers: planned.transfers.map(showTransfer),
-  totals: [...totalsOf(planned.transfers)].map(([asset, amount]) =>
-    showAmount({ asset, amount, decimals: planned.transfers.find((t) => t.asset === asset)?.decimals })
-  ),
-  remainder: planned.remainder.map(showAmount)
-})

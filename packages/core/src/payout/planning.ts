@@ -1,13 +1,5 @@
 import * as Effect from "effect/Effect"
-import {
-  type Address,
-  type BaseError,
-  encodePacked,
-  erc20Abi,
-  getAddress,
-  getContractError,
-  keccak256
-} from "viem"
+import { type Address, type BaseError, encodePacked, erc20Abi, getAddress, getContractError, keccak256 } from "viem"
 import { ChainUnavailable } from "../chain/errors"
 import { type Network, rpc } from "../chain/networks"
 import type { BundlerError } from "../operations/Bundler"
@@ -118,8 +110,7 @@ export const planTransfers = Effect.fnUntraced(function* (
   const available = balance > reserve ? balance - reserve : 0n
   const smallest = BigInt(Math.min(...plan.recipients.map((recipient) => recipient.shareBps)))
   const everyPaid = (10_000n + smallest - 1n) / smallest
-  const minimum =
-    everyShare && everyPaid > BigInt(plan.minimumPayout) ? everyPaid : BigInt(plan.minimumPayout)
+  const minimum = everyShare && everyPaid > BigInt(plan.minimumPayout) ? everyPaid : BigInt(plan.minimumPayout)
   const decimals = yield* decimalsOfChecked(network, asset)
   if (available === 0n || available < minimum) {
     return yield* new NothingToDisperse({
@@ -207,7 +198,10 @@ export const planNonce = (network: Network, account: Address, entryPoint: Addres
  */
 export const planTurnId = (chainId: number, account: Address, turn: bigint): string => {
   const hex = keccak256(
-    encodePacked(["string", "uint256", "address", "uint256"], ["walletgate/plan-turn/v1", BigInt(chainId), account, turn])
+    encodePacked(
+      ["string", "uint256", "address", "uint256"],
+      ["walletgate/plan-turn/v1", BigInt(chainId), account, turn]
+    )
   ).slice(2, 34)
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
 }

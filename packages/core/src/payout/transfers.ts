@@ -131,3 +131,15 @@ export const disperseCalls = (
           })
         }
   )
+
+/** What a payout's record shows: its transfers, the totals per asset, and what flooring the shares left. */
+export const shownDetails = (planned: {
+  readonly transfers: ReadonlyArray<Parameters<typeof showTransfer>[0]>
+  readonly remainder: ReadonlyArray<Parameters<typeof showAmount>[0]>
+}) => ({
+  transfers: planned.transfers.map(showTransfer),
+  totals: [...totalsOf(planned.transfers)].map(([asset, amount]) =>
+    showAmount({ asset, amount, decimals: planned.transfers.find((t) => t.asset === asset)?.decimals })
+  ),
+  remainder: planned.remainder.map(showAmount)
+})
