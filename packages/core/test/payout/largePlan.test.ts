@@ -20,7 +20,7 @@ const MEMPOOL_FULL = {
     "AA25 invalid account nonce: Maximum number of parallel user operations for that is allowed for this sender reached"
 }
 
-const names = ["keyed", "race", "partial", "resumed", "refused"] as const
+const names = ["keyed", "race", "partial", "resumed", "refused", "topped", "drained"] as const
 type Name = (typeof names)[number]
 
 describe("plan payouts in several operations (anvil + alto)", () => {
@@ -195,5 +195,66 @@ describe("plan payouts in several operations (anvil + alto)", () => {
     const retried = await payout("resumed", "resumed-1")
     expect([retried.status, retried.body.id]).toEqual([200, first.body.id])
     expect(await f.executed(account.resumed)).toHaveLength(3)
+  })
+
+  it("pays the balance read when the turn began: funds that arrive between its parts wait for the next turn", async () => {
+    await f.fund(account.topped, parseEther("1"))
+    let topped = false
+    // Once part 0 is sent, more funds arrive.
+    proxy().set({
+      _tag: "afterWorkOf",
+      method: "eth_sendUserOperation",
+      hook: async () => {
+        if (topped) return
+        topped = true
+        await f.fund(account.topped, parseEther("0.5"))
+      }
+    })
+    const answer = await payout("topped")
+    proxy().set({ _tag: "pass" })
+    expect([answer.status, topped]).toEqual([200, true])
+    expect(answer.body.totals).toMatchObject([{ asset: zeroAddress, amount: String(parseEther("1")) }])
+    expect((await f.final(account.topped, answer.body.id, keys.topped)).body.status).toBe("confirmed")
+    const share = parseEther("1") / BigInt(RECIPIENTS)
+    expect((await balances("topped")).every((balance) => balance === share)).toBe(true)
+    expect(await f.balance(account.topped)).toBe(parseEther("0.5"))
+    // The next turn pays them.
+    const next = await payout("topped")
+    expect(next.body.totals).toMatchObject([{ asset: zeroAddress, amount: String(parseEther("0.5")) }])
+    await f.final(account.topped, next.body.id, keys.topped)
+  })
+
+  it("never pays more than the turn's amounts when funds leave between its parts: a part the balance cannot pay is refused, the payout is partial", async () => {
+    await f.fund(account.drained, parseEther("1"))
+    const elsewhere = getAddress(freshAddress())
+    let drained = false
+    // Once part 0 is sent, an explicit payout of the same account asks 0.6 ETH of the 0.652 its other parts need.
+    proxy().set({
+      _tag: "afterWorkOf",
+      method: "eth_sendUserOperation",
+      hook: async () => {
+        if (drained) return
+        drained = true
+        const spent = await f.call(
+          "POST",
+          `/v1/anvil/account/${account.drained}/payout/disperse`,
+          { assets: [zeroAddress], amounts: ["0.6"], recipients: [elsewhere] },
+          { "x-api-key": keys.drained }
+        )
+        expect(spent.status).toBe(200)
+      }
+    })
+    const answer = await payout("drained")
+    proxy().set({ _tag: "pass" })
+    expect(drained).toBe(true)
+    const final = answer.status === 200 ? await f.final(account.drained, answer.body.id, keys.drained) : answer
+    expect([final.status, final.body.status]).toEqual([200, "partial"])
+    const share = parseEther("1") / BigInt(RECIPIENTS)
+    const paid = await balances("drained")
+    expect(paid.every((balance) => balance === 0n || balance === share)).toBe(true)
+    expect(paid.filter((balance) => balance === share).length).toBeLessThan(RECIPIENTS)
+    // Whatever the order the bundler ran them in, no more left the account than it held.
+    const total = paid.reduce((sum, balance) => sum + balance, 0n) + (await f.balance(elsewhere))
+    expect(total).toBeLessThanOrEqual(parseEther("1"))
   })
 })
