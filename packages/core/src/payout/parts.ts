@@ -46,7 +46,7 @@ const partNonce = (manifest: TxRecord, index: number): OperationNonce => {
 }
 
 /** Whether part 0 of a plan payout's turn was refused for good: the turn was not taken, and nothing else is sent. */
-export const turnRefused = (manifest: TxRecord, outcome: PartOutcome): boolean =>
+const turnRefused = (manifest: TxRecord, outcome: PartOutcome): boolean =>
   manifest.details.turn !== undefined &&
   (outcome._tag === "Failed" || (outcome._tag === "Recorded" && outcome.record.details.failure !== undefined))
 
