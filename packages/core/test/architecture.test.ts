@@ -157,6 +157,15 @@ describe("the core's import graph", () => {
     ).toEqual([])
   })
 
+  it("keeps the transport's errors out of the payout domain: it raises its own", () => {
+    const transportErrors = join(SRC, "http/errors.ts")
+    const payoutFiles = [...graph.keys()].filter((file) => roomOf(file) === "payout")
+    expect(payoutFiles.length).toBeGreaterThan(5)
+    expect(
+      payoutFiles.filter((file) => graph.get(file)?.includes(transportErrors)).map((file) => relative(SRC, file))
+    ).toEqual([])
+  })
+
   it("keeps deploy tooling in deploy/, used by devnet/ and cli/ alone", () => {
     const files = [...graph.keys()].map((file) => relative(SRC, file))
     for (const tool of DEPLOY_TOOLS) {

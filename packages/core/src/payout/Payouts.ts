@@ -4,9 +4,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { getAddress } from "viem"
 import { Forbidden } from "../auth/errors"
-import { ChainUnavailable, type UnsupportedChain } from "../chain/errors"
+import type { ChainUnavailable, UnsupportedChain } from "../chain/errors"
 import { type Network, Networks } from "../chain/networks"
-import { InvalidRequest } from "../http/errors"
 import type {
   AccountDeploying,
   BundlerBusy,
@@ -37,24 +36,26 @@ import {
   type AssetDecimalsUnknown,
   type AssetNotAToken,
   type InsufficientBalance,
+  InvalidPayout,
   NoPayoutPlan,
   type NothingToDisperse,
   PayoutNotFound,
   type PlanPayoutTaken,
   UnknownNetwork
 } from "./errors"
-import { isManifest, type PartError, type PartServices, partsNow, payoutOfPart, sendParts } from "./parts"
+import { isManifest, type PartServices, partsNow, payoutOfPart, sendParts } from "./parts"
 import { explicitTransfers, planNonce, planTransfers, planTurnTaken } from "./planning"
 import type { DisperseRequest, PayoutResponse } from "./schemas"
-import { MAX_PARTS, type PartRange, splitPayout } from "./split"
-import { checkExplicit, disperseCalls, showAmount, showTransfer, totalsOf } from "./transfers"
+import { MAX_PARTS, type PartRange, splitPayout, splitPlan } from "./split"
+import { checkExplicit, disperseCalls, shownDetails } from "./transfers"
+import { asPayoutError, payTurn, previousTurnSettled } from "./turns"
 import { payoutView, splitPayoutView } from "./views"
 
 type PayoutError =
   | UnknownNetwork
   | Forbidden
   | AccountNotFound
-  | InvalidRequest
+  | InvalidPayout
   | NoPayoutPlan
   | NothingToDisperse
   | InsufficientBalance
@@ -87,11 +88,11 @@ export class Payouts extends Context.Service<
   {
     /**
      * Pays out by the plan (`{}`) or as the body lists (amounts in whole tokens, scaled by each asset's decimals on
-     * chain, unless `unit` is `base`); the key must cover the network and the account.
+     * chain, unless `unit` is `base`); the key must cover the network (resolved by the caller) and the account.
      */
     readonly disperse: (
       key: ApiKeyRecord,
-      network: string,
+      network: Network,
       address: string,
       request: DisperseRequest
     ) => Effect.Effect<PayoutResponse, PayoutError>
@@ -143,6 +144,11 @@ export class Payouts extends Context.Service<
       const authoriseNetwork = Effect.fnUntraced(function* (key: ApiKeyRecord, slug: string) {
         const network = networks.resolve(slug)
         if (network === undefined) return yield* new UnknownNetwork({ network: slug })
+        return yield* coversNetwork(key, network)
+      })
+
+      /** The network, if the key covers it; a test key never acts on a live network. */
+      const coversNetwork = Effect.fnUntraced(function* (key: ApiKeyRecord, network: Network) {
         if (!key.networks.includes(network.slug))
           return yield* new Forbidden({ reason: "the key does not cover this network" })
         if (key.mode === "test" && !network.testnet) {
@@ -153,20 +159,25 @@ export class Payouts extends Context.Service<
 
       /** The network, if the key covers it and the account. */
       const authorise = Effect.fnUntraced(function* (key: ApiKeyRecord, slug: string, address: string) {
-        const network = yield* authoriseNetwork(key, slug)
+        return yield* coversAccount(key, yield* authoriseNetwork(key, slug), address)
+      })
+
+      /** The network, if the key covers it and the account. */
+      const coversAccount = Effect.fnUntraced(function* (key: ApiKeyRecord, network: Network, address: string) {
+        const covered = yield* coversNetwork(key, network)
         if (!key.accounts.includes(address.toLowerCase())) {
           return yield* new Forbidden({ reason: "the key does not cover this account" })
         }
-        return network
+        return covered
       })
 
       const disperse = Effect.fn("Payouts.disperse")(function* (
         key: ApiKeyRecord,
-        slug: string,
+        resolved: Network,
         address: string,
         request: DisperseRequest
       ) {
-        const network = yield* authorise(key, slug, address)
+        const network = yield* coversAccount(key, resolved, address)
         const account = yield* accounts.find(network.slug, address)
         if (account === undefined) return yield* new AccountNotFound()
         const explicit = checkExplicit(request)
@@ -186,12 +197,29 @@ export class Payouts extends Context.Service<
         // is spent and it cannot execute; if not, the balance it reads is the one it pays out.
         const nonce =
           plan === undefined ? undefined : yield* planNonce(network, safe.address, safe.contracts.entryPoint)
+        const payer = { kind: "payout", apiKey: key.id } as const
+        // A plan payout is split by its recipients (a pure function of the plan and the ceiling); one that needs several
+        // operations is its turn's one payout (turns.ts), every recipient paid a positive amount.
+        const planSplit = plan === undefined ? undefined : splitPlan(plan, network.spend.payoutCeiling)
+        if (plan !== undefined && nonce !== undefined && planSplit !== undefined) {
+          yield* previousTurnSettled(parts, network, safe, nonce, (manifest) => manifestAnswer(manifest, true))
+          const planned = yield* planTransfers(network, safe.address, plan, true)
+          return yield* payTurn(parts, {
+            network,
+            identity,
+            safe,
+            payer,
+            owner: account.address,
+            details: shownDetails(planned),
+            split: planSplit,
+            turn: nonce
+          })
+        }
         const planned =
           plan === undefined
             ? yield* explicitTransfers(network, safe.address, request)
             : yield* planTransfers(network, safe.address, plan)
-        const payer = { kind: "payout", apiKey: key.id } as const
-        // Plan payouts stay one operation: their turn is the plan nonce, which one operation takes.
+        // A plan payout of one operation: its turn is the plan nonce, which that operation takes.
         const split =
           plan === undefined
             ? splitPayout(
@@ -200,7 +228,7 @@ export class Payouts extends Context.Service<
               )
             : ({ _tag: "Parts", parts: [{ from: 0, to: planned.transfers.length }] } as const)
         if (split._tag === "TooManyParts") {
-          return yield* new InvalidRequest({
+          return yield* new InvalidPayout({
             errors: [
               {
                 path: "/assets",
@@ -368,21 +396,3 @@ export class Payouts extends Context.Service<
     })
   )
 }
-
-/** A part's failure as the payout's: a bundler that did not answer is the chain's `ChainUnavailable`, as for one operation. */
-const asPayoutError = (network: Network, error: PartError): Effect.Effect<never, PayoutError> =>
-  error._tag === "BundlerUnavailable"
-    ? Effect.fail(new ChainUnavailable({ network: network.slug, cause: `bundler: ${error.cause}` }))
-    : Effect.fail(error)
-
-/** What a payout's record shows: its transfers, the totals per asset, and what flooring the shares left. */
-const shownDetails = (planned: {
-  readonly transfers: ReadonlyArray<Parameters<typeof showTransfer>[0]>
-  readonly remainder: ReadonlyArray<Parameters<typeof showAmount>[0]>
-}) => ({
-  transfers: planned.transfers.map(showTransfer),
-  totals: [...totalsOf(planned.transfers)].map(([asset, amount]) =>
-    showAmount({ asset, amount, decimals: planned.transfers.find((t) => t.asset === asset)?.decimals })
-  ),
-  remainder: planned.remainder.map(showAmount)
-})

@@ -1,6 +1,6 @@
 import * as Schema from "effect/Schema"
 import { formatUnits } from "viem"
-import type { ProblemSlice } from "../internal/problem"
+import { FieldProblem, type ProblemSlice } from "../internal/problem"
 
 /** No API key, or one that is unknown or revoked. Answered 401 `invalid_api_key`. */
 export class InvalidApiKey extends Schema.TaggedError<InvalidApiKey>()("InvalidApiKey", {}) {}
@@ -67,6 +67,15 @@ export class AssetDecimalsUnknown extends Schema.TaggedError<AssetDecimalsUnknow
   answer: Schema.Literals(["none", "not_uint8"])
 }) {}
 
+/**
+ * A payout body that decodes but does not describe a payout (arrays of different lengths, a zero amount, more
+ * operations than a payout may take). Answered 400 `invalid_request` with the JSON Pointer of each field, as a body of
+ * the wrong shape is.
+ */
+export class InvalidPayout extends Schema.TaggedError<InvalidPayout>()("InvalidPayout", {
+  errors: Schema.Array(FieldProblem)
+}) {}
+
 /** No payout with this id for this account. Answered 404 `payout_not_found`. */
 export class PayoutNotFound extends Schema.TaggedError<PayoutNotFound>()("PayoutNotFound", {}) {}
 
@@ -83,6 +92,7 @@ export type PayoutError =
   | PayoutNotFound
   | AmountPrecision
   | AssetDecimalsUnknown
+  | InvalidPayout
 
 /** How the automation interface's errors are answered. */
 export const payoutProblems: ProblemSlice<PayoutError> = {
@@ -178,5 +188,12 @@ export const payoutProblems: ProblemSlice<PayoutError> = {
         ? `${e.asset} does not answer decimals(), so a token amount cannot be scaled for it: send unit "base" and amounts in base units. Nothing was sent.`
         : `${e.asset} answers decimals() with something other than a uint8 (one word, 0 to 255), as no ERC-20 does: it is paid out in no unit. Nothing was sent.`,
     extensions: (e) => ({ asset: e.asset, answer: e.answer })
+  },
+  InvalidPayout: {
+    status: 400,
+    code: "invalid_request",
+    title: "Invalid request",
+    detail: (e) => `${e.errors.length} field${e.errors.length === 1 ? " is" : "s are"} invalid.`,
+    errors: (e) => e.errors
   }
 }

@@ -24,6 +24,7 @@ export type {
   AssetNotAToken,
   InsufficientBalance,
   InvalidApiKey,
+  InvalidPayout,
   NoPayoutPlan,
   NothingToDisperse,
   PayoutError,

@@ -11,12 +11,13 @@ import type { AccountIdentity } from "../operations/identity"
 import { mempoolLimited } from "../operations/outcomes"
 import type { GasPayer, SpendPolicy } from "../operations/SpendPolicy"
 import type { SafeAccount } from "../operations/safeAccount"
-import type { SubmitError, UserOperations } from "../operations/UserOperations"
+import type { OperationNonce, SubmitError, UserOperations } from "../operations/UserOperations"
 import type { AccountLocks } from "../state/AccountLocks"
 import { isFinalStatus, type TransactionLog, type TxRecord } from "../state/TransactionLog"
 import { payoutProblems } from "./errors"
+import { PLAN_PAYOUT_NONCE_KEY } from "./planning"
 import type { PayoutOperation, Transfer } from "./schemas"
-import { type PartRange, partNonceKey } from "./split"
+import { type PartRange, partNonceKey, planPartNonceKey } from "./split"
 import { disperseCalls } from "./transfers"
 
 // A payout larger than one operation may be (docs/paymagic.md, "Large payouts"): a manifest record (its transfers and
@@ -28,7 +29,26 @@ import { disperseCalls } from "./transfers"
 export interface ManifestDetails {
   readonly transfers: ReadonlyArray<Transfer>
   readonly parts: ReadonlyArray<PartRange>
+  /** A plan payout's turn: the sequence its part 0 takes on the account's plan payout nonce key (decimal). */
+  readonly turn?: string
 }
+
+/**
+ * The nonce of part `index` of the payout: an explicit payout's parts each on a key derived from its id; a plan
+ * payout's part 0 on the plan payout key at its turn (the turn moves on once it executes), its other parts on keys
+ * derived from the account and the turn. Each at a sequence it can take once.
+ */
+const partNonce = (manifest: TxRecord, index: number): OperationNonce => {
+  const { turn } = manifest.details as unknown as ManifestDetails
+  if (turn === undefined) return { key: partNonceKey(manifest.id, index), sequence: 0n }
+  if (index === 0) return { key: PLAN_PAYOUT_NONCE_KEY, sequence: BigInt(turn) }
+  return { key: planPartNonceKey(getAddress(manifest.account), BigInt(turn), index), sequence: 0n }
+}
+
+/** Whether part 0 of a plan payout's turn was refused for good: the turn was not taken, and nothing else is sent. */
+const turnRefused = (manifest: TxRecord, outcome: PartOutcome): boolean =>
+  manifest.details.turn !== undefined &&
+  (outcome._tag === "Failed" || (outcome._tag === "Recorded" && outcome.record.details.failure !== undefined))
 
 /** Whether `record` is a split payout's manifest. */
 export const isManifest = (record: TxRecord): boolean => Array.isArray(record.details.parts)
@@ -56,7 +76,7 @@ export type PartError = SubmitError
  * Where one part stands after a send attempt: its record (found, or made now), refused for good (`Failed`: its
  * record says why, nothing was sent), or not sent for a reason a retry can change (`Unsent`).
  */
-type PartOutcome =
+export type PartOutcome =
   | { readonly _tag: "Recorded"; readonly record: TxRecord }
   | { readonly _tag: "Failed"; readonly record: TxRecord; readonly error: PartError }
   | { readonly _tag: "Unsent"; readonly error: PartError }
@@ -139,7 +159,7 @@ const sendPart = (
           account: context.safe,
           intent: { calls: disperseCalls(transfers), kind: "payout", owner: manifest.owner, details: partDetails },
           spender: context.payer,
-          nonce: { key: partNonceKey(manifest.id, index), sequence: 0n },
+          nonce: partNonce(manifest, index),
           recordId: id
         })
         .pipe(
@@ -232,7 +252,7 @@ export const sendParts = (services: PartServices, context: PartsContext) =>
       }
       outcomes.push(outcome)
       if (outcome._tag === "Recorded" && outcome.record.status === "submitted") pending.push(outcome.record)
-      if (outcome._tag === "Unsent") break
+      if (outcome._tag === "Unsent" || (index === 0 && turnRefused(context.manifest, outcome))) break
     }
     return outcomes
   })

@@ -1,8 +1,7 @@
 import * as Effect from "effect/Effect"
-import { type Address, type BaseError, erc20Abi, getAddress, getContractError } from "viem"
+import { type Address, type BaseError, encodePacked, erc20Abi, getAddress, getContractError, keccak256 } from "viem"
 import { ChainUnavailable } from "../chain/errors"
 import { type Network, rpc } from "../chain/networks"
-import { InvalidRequest } from "../http/errors"
 import type { BundlerError } from "../operations/Bundler"
 import type { BundlerBusy, BundlerRefusedSetup, BundlerRejected, CallReverted } from "../operations/errors"
 import type { SafeAccount } from "../operations/safeAccount"
@@ -14,6 +13,7 @@ import {
   AssetDecimalsUnknown,
   AssetNotAToken,
   InsufficientBalance,
+  InvalidPayout,
   NothingToDisperse,
   PlanPayoutTaken
 } from "./errors"
@@ -93,13 +93,24 @@ const decimalsOfChecked = (
         })
       )
 
-/** The transfers of a plan payout: the available balance less the reserve, by shares (floored), and the remainder. */
-export const planTransfers = Effect.fnUntraced(function* (network: Network, account: Address, plan: PayoutPlan) {
+/**
+ * The transfers of a plan payout: the available balance less the reserve, by shares (floored), and the remainder.
+ * `everyShare` (a payout of several operations, split by recipient): every recipient gets a positive amount, one
+ * transfer each in the plan's order, so the minimum is raised to what pays the smallest share one base unit.
+ */
+export const planTransfers = Effect.fnUntraced(function* (
+  network: Network,
+  account: Address,
+  plan: PayoutPlan,
+  everyShare = false
+) {
   const asset = getAddress(plan.asset)
   const balance = yield* balanceOf(network, account, asset)
   const reserve = BigInt(plan.reserve)
   const available = balance > reserve ? balance - reserve : 0n
-  const minimum = BigInt(plan.minimumPayout)
+  const smallest = BigInt(Math.min(...plan.recipients.map((recipient) => recipient.shareBps)))
+  const everyPaid = (10_000n + smallest - 1n) / smallest
+  const minimum = everyShare && everyPaid > BigInt(plan.minimumPayout) ? everyPaid : BigInt(plan.minimumPayout)
   const decimals = yield* decimalsOfChecked(network, asset)
   if (available === 0n || available < minimum) {
     return yield* new NothingToDisperse({
@@ -157,7 +168,7 @@ export const explicitTransfers = Effect.fnUntraced(function* (
     else transfers.push({ asset, recipient: getAddress(recipients[index] ?? NATIVE_ASSET), amount, decimals: known })
   }
   if (precision.length > 0) return yield* new AmountPrecision({ amounts: precision })
-  if (problems.length > 0) return yield* new InvalidRequest({ errors: problems })
+  if (problems.length > 0) return yield* new InvalidPayout({ errors: problems })
   for (const [asset, requested] of totalsOf(transfers)) {
     const available = yield* balanceOfChecked(network, account, asset)
     if (requested > available) {
@@ -180,6 +191,20 @@ export const planNonce = (network: Network, account: Address, entryPoint: Addres
   rpc(network, "getNonce", () =>
     readNonceSequence(network.publicClient, entryPoint, account, PLAN_PAYOUT_NONCE_KEY)
   ).pipe(Effect.map((sequence): OperationNonce => ({ key: PLAN_PAYOUT_NONCE_KEY, sequence })))
+
+/**
+ * The id of the payout of the account's plan turn `turn` on the chain (a payout of several operations): derived, so
+ * that every request of the same turn finds the one payout, its manifest and its parts; shaped as a UUID.
+ */
+export const planTurnId = (chainId: number, account: Address, turn: bigint): string => {
+  const hex = keccak256(
+    encodePacked(
+      ["string", "uint256", "address", "uint256"],
+      ["walletgate/plan-turn/v1", BigInt(chainId), account, turn]
+    )
+  ).slice(2, 34)
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+}
 
 /**
  * A plan payout that failed because another plan payout of the account took its nonce (included, or waiting in

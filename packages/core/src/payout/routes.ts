@@ -6,6 +6,7 @@ import { idempotencyKey } from "../http/idempotency"
 import { decoderOf, documented, routeWithBody, routeWithoutBody } from "../http/route"
 import { idempotent } from "../operations/idempotency"
 import { type ApiKeyRecord, authenticateApiKey } from "./ApiKeys"
+import { UnknownNetwork } from "./errors"
 import { Payouts } from "./Payouts"
 import { DisperseRequest, PayoutPath, PayoutResponse, TransferRequest, TxPath } from "./schemas"
 
@@ -28,14 +29,16 @@ const payoutOnce = (
 ) =>
   Effect.gen(function* () {
     const payouts = yield* Payouts
-    const network = (yield* Networks).resolve(path.network)?.slug ?? path.network
+    // Resolved once: the key's scope and the payout read the same network.
+    const network = (yield* Networks).resolve(path.network)
     return yield* idempotent({
       key: yield* idempotencyKey(request),
-      scope: `payout:${network}:${path.address.toLowerCase()}`,
+      scope: `payout:${network?.slug ?? path.network}:${path.address.toLowerCase()}`,
       request: fingerprint,
-      run: payouts
-        .disperse(key, path.network, path.address, body)
-        .pipe(Effect.map((view) => ({ status: 200, body: view }))),
+      run: (network === undefined
+        ? Effect.fail(new UnknownNetwork({ network: path.network }))
+        : payouts.disperse(key, network, path.address, body)
+      ).pipe(Effect.map((view) => ({ status: 200, body: view }))),
       // A retry finds the recorded payout and re-sends its signed operation if the bundler lacks it.
       recover: (id) =>
         payouts.recover(id).pipe(Effect.map((view) => (view === undefined ? undefined : { status: 200, body: view })))

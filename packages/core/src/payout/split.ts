@@ -1,4 +1,5 @@
-import { encodePacked, keccak256 } from "viem"
+import { type Address, encodePacked, getAddress, keccak256 } from "viem"
+import { NATIVE_ASSET, type PayoutPlan } from "./accounts"
 
 /** How one transfer is paid: the native coin as a call's value, or an ERC-20's `transfer`. */
 export type TransferKind = "native" | "token"
@@ -71,3 +72,30 @@ export const splitPayout = (kinds: ReadonlyArray<TransferKind>, ceiling: number)
  */
 export const partNonceKey = (payoutId: string, index: number): bigint =>
   BigInt(keccak256(encodePacked(["string", "string", "uint32"], ["walletgate/payout-part/v1", payoutId, index]))) >> 64n
+
+/**
+ * The EntryPoint nonce key of part `index` (≥ 1) of the plan payout of `account` on plan turn `turn` (the sequence its
+ * part 0 takes on the account's plan payout nonce key): the top 192 bits of
+ * `keccak256("walletgate/plan-payout-part/v1", account, turn, index)`, used at sequence 0. Every request of the same
+ * turn derives the same keys, so the EntryPoint executes each part of a turn at most once, whoever signed it.
+ */
+export const planPartNonceKey = (account: Address, turn: bigint, index: number): bigint =>
+  BigInt(
+    keccak256(
+      encodePacked(["string", "address", "uint256", "uint32"], ["walletgate/plan-payout-part/v1", account, turn, index])
+    )
+  ) >> 64n
+
+/**
+ * The parts of a plan payout that needs several operations, by recipient (each paid one transfer of the plan's asset);
+ * undefined for a plan that fits one operation, or that would need more than {@link MAX_PARTS} (it stays one
+ * operation, refused by the ceiling).
+ */
+export const splitPlan = (plan: PayoutPlan, ceiling: number): ReadonlyArray<PartRange> | undefined => {
+  const kind = getAddress(plan.asset) === NATIVE_ASSET ? "native" : "token"
+  const split = splitPayout(
+    plan.recipients.map(() => kind),
+    ceiling
+  )
+  return split._tag === "Parts" && split.parts.length > 1 ? split.parts : undefined
+}

@@ -8,9 +8,9 @@ import {
   formatUnits,
   type Hex
 } from "viem"
-import { InvalidRequest } from "../http/errors"
 import type { SafeCall } from "../operations/safeAccount"
 import { NATIVE_ASSET } from "./accounts"
+import { InvalidPayout } from "./errors"
 import { type AssetAmount, type DisperseRequest, MAX_DECIMALS, MAX_TRANSFERS, type Transfer } from "./schemas"
 
 /**
@@ -29,7 +29,7 @@ export const checkExplicit = (
 ):
   | { readonly _tag: "Plan" }
   | { readonly _tag: "Explicit" }
-  | { readonly _tag: "Invalid"; readonly error: InvalidRequest } => {
+  | { readonly _tag: "Invalid"; readonly error: InvalidPayout } => {
   const { assets, amounts, recipients } = request
   if (assets === undefined && amounts === undefined && recipients === undefined) return { _tag: "Plan" }
   const length = assets?.length ?? 0
@@ -47,7 +47,7 @@ export const checkExplicit = (
       : [])
   ]
   return problems.length > 0
-    ? { _tag: "Invalid", error: new InvalidRequest({ errors: problems }) }
+    ? { _tag: "Invalid", error: new InvalidPayout({ errors: problems }) }
     : { _tag: "Explicit" }
 }
 
@@ -131,3 +131,15 @@ export const disperseCalls = (
           })
         }
   )
+
+/** What a payout's record shows: its transfers, the totals per asset, and what flooring the shares left. */
+export const shownDetails = (planned: {
+  readonly transfers: ReadonlyArray<Parameters<typeof showTransfer>[0]>
+  readonly remainder: ReadonlyArray<Parameters<typeof showAmount>[0]>
+}) => ({
+  transfers: planned.transfers.map(showTransfer),
+  totals: [...totalsOf(planned.transfers)].map(([asset, amount]) =>
+    showAmount({ asset, amount, decimals: planned.transfers.find((t) => t.asset === asset)?.decimals })
+  ),
+  remainder: planned.remainder.map(showAmount)
+})

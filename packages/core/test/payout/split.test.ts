@@ -10,7 +10,15 @@ import {
 import fc from "fast-check"
 import { encodePacked, keccak256 } from "viem"
 import { describe, expect, it } from "vitest"
-import { CEILING_FILL, MAX_PARTS, OPERATION_OVERHEAD_GAS, TRANSFER_GAS } from "../../src/payout/split"
+import { planTurnId } from "../../src/payout/planning"
+import {
+  CEILING_FILL,
+  MAX_PARTS,
+  OPERATION_OVERHEAD_GAS,
+  planPartNonceKey,
+  splitPlan,
+  TRANSFER_GAS
+} from "../../src/payout/split"
 
 const kinds = fc.array(fc.constantFrom<TransferKind>("native", "token"), { minLength: 1, maxLength: 5_000 })
 const ceiling = fc.integer({ min: 1_000_000, max: 30_000_000 })
@@ -120,5 +128,62 @@ describe("payoutStatusOf and Automate's meta.status", () => {
   it.each(table)("%j → %s (meta.status %s)", (parts, status, meta) => {
     expect(payoutStatusOf(parts)).toBe(status)
     expect(automateStatuses[payoutStatusOf(parts)]).toBe(meta)
+  })
+})
+
+describe("plan payouts in several operations", () => {
+  const recipients = (count: number) =>
+    Array.from({ length: count }, (_, index) => ({
+      address: `0x${(index + 1).toString(16).padStart(40, "0")}`,
+      shareBps: 1
+    }))
+  const plan = (asset: string, count: number) => ({
+    asset,
+    recipients: recipients(count),
+    minimumPayout: "0",
+    reserve: "0"
+  })
+  const native = "0x0000000000000000000000000000000000000000"
+  const token = "0x00000000000000000000000000000000000000aa"
+
+  it("splits a plan by its recipients, the same every time; one that fits one operation, or needs too many, is not split", () => {
+    expect(splitPlan(plan(native, 250), 5_000_000)).toEqual([
+      { from: 0, to: 87 },
+      { from: 87, to: 174 },
+      { from: 174, to: 250 }
+    ])
+    expect(splitPlan(plan(token, 100), 5_000_000)).toEqual([
+      { from: 0, to: 50 },
+      { from: 50, to: 100 }
+    ])
+    expect(splitPlan(plan(native, 87), 5_000_000)).toBeUndefined()
+    expect(splitPlan(plan(native, 8_701), 5_000_000)).toBeUndefined()
+  })
+
+  it("derives each part's nonce key from the account, the turn and the part, under its own domain tag", () => {
+    const account = "0x00000000000000000000000000000000000000bb"
+    expect(planPartNonceKey(account, 7n, 2)).toBe(
+      BigInt(
+        keccak256(
+          encodePacked(["string", "address", "uint256", "uint32"], ["walletgate/plan-payout-part/v1", account, 7n, 2])
+        )
+      ) >> 64n
+    )
+    const keys = [
+      planPartNonceKey(account, 7n, 1),
+      planPartNonceKey(account, 7n, 2),
+      planPartNonceKey(account, 8n, 1),
+      planPartNonceKey("0x00000000000000000000000000000000000000cc", 7n, 1)
+    ]
+    expect(new Set(keys).size).toBe(keys.length)
+  })
+
+  it("names a turn's payout by the chain, the account and the turn, shaped as a UUID", () => {
+    const account = "0x00000000000000000000000000000000000000bb"
+    const id = planTurnId(31337, account, 4n)
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
+    expect(planTurnId(31337, account, 4n)).toBe(id)
+    const others = [planTurnId(31337, account, 5n), planTurnId(1, account, 4n), planTurnId(31337, native, 4n)]
+    expect(others).not.toContain(id)
   })
 })
