@@ -7,13 +7,13 @@ import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { promisify } from "node:util"
 import { testUserIdentity } from "@walletgate/core/operations"
-import { type Address, getAddress, parseEther, zeroAddress } from "viem"
+import { type Address, getAddress, parseEther } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freePort } from "../../src/devnet/anvil"
 import { devnetNetworksFile, type PaymasterServe, startPaymasterServe, walletgateCli } from "../devnet/paymasterServe"
 import { freshAddress, paymasterDeposit, type SharedDevnet, sharedDevnet } from "../devnet/shared"
 import { CLIENT, startKernelFixture } from "../kernel/fixture"
-import { startPayoutFixture, testApiKey } from "../payout/fixture"
+import { oneTestKey, payingAllTo, startPayoutFixture } from "../payout/fixture"
 
 type Fixture = Awaited<ReturnType<typeof startKernelFixture>>
 
@@ -70,25 +70,11 @@ describe("sponsored by an ERC-7677 service (walletgate paymaster serve)", { tags
   })
 
   it("sponsors a payout end to end", async () => {
-    let key = ""
+    const keys = oneTestKey()
     const recipient = getAddress(freshAddress())
     const f = await startPayoutFixture({
-      accounts: [
-        {
-          accountKey: "pm-service-payout",
-          plan: () => ({
-            asset: zeroAddress,
-            recipients: [{ address: recipient, shareBps: 10_000 }],
-            minimumPayout: "1",
-            reserve: "0"
-          })
-        }
-      ],
-      apiKeys: (accounts) => {
-        const made = testApiKey(accounts.map((one) => one.address))
-        key = made.key
-        return [made.record]
-      },
+      accounts: [payingAllTo("pm-service-payout", recipient)],
+      apiKeys: keys.apiKeys,
       network: (config) => {
         if (config.erc4337 === undefined) return config
         const { paymaster: _signer, ...common } = config.erc4337
@@ -102,9 +88,9 @@ describe("sponsored by an ERC-7677 service (walletgate paymaster serve)", { tags
       const account = f.automationAccounts[0]?.address as Address
       await f.fund(account, parseEther("1"))
       const depositBefore = await paymasterDeposit(devnet)
-      const paid = await f.call("POST", `/v1/anvil/account/${account}/payout/disperse`, {}, { "x-api-key": key })
+      const paid = await f.call("POST", `/v1/anvil/account/${account}/payout/disperse`, {}, { "x-api-key": keys.key() })
       expect(paid.status, JSON.stringify(paid.body)).toBe(200)
-      expect((await f.final(account, paid.body.id, key)).body.status).toBe("confirmed")
+      expect((await f.final(account, paid.body.id, keys.key())).body.status).toBe("confirmed")
       expect(await f.balance(recipient)).toBe(parseEther("1"))
       expect(await f.balance(account)).toBe(0n)
       expect(await paymasterDeposit(devnet)).toBeLessThan(depositBefore)

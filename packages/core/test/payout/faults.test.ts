@@ -3,7 +3,7 @@ import { Effect, Layer } from "effect"
 import { type Address, getAddress, parseEther, zeroAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshAddress } from "../devnet/shared"
-import { startPayoutFixture, testApiKey } from "./fixture"
+import { oneTestKey, payingAllTo, startPayoutFixture } from "./fixture"
 
 // Exactly once on the ERC-4337 pipeline: a payout's signed operation is recorded and linked to its Idempotency-Key
 // before it reaches the bundler, so a fault between any two steps either sent nothing or leaves one operation that
@@ -47,28 +47,14 @@ const networkGasReserved = () => Effect.runPromise(ledger.used("31337", "network
 describe("payout faults between recording and sending (anvil + alto behind a proxy)", () => {
   let f: Fixture
   let proxy: NonNullable<Fixture["proxy"]>
-  let key = ""
+  const keys = oneTestKey()
   let account: Address
   const recipient = getAddress(freshAddress())
   beforeAll(async () => {
     f = await startPayoutFixture({
       bundlerProxy: true,
-      accounts: [
-        {
-          accountKey: "faults",
-          plan: () => ({
-            asset: zeroAddress,
-            recipients: [{ address: recipient, shareBps: 10_000 }],
-            minimumPayout: "1",
-            reserve: "0"
-          })
-        }
-      ],
-      apiKeys: (accounts) => {
-        const made = testApiKey(accounts.map((one) => one.address))
-        key = made.key
-        return [made.record]
-      },
+      accounts: [payingAllTo("faults", recipient)],
+      apiKeys: keys.apiKeys,
       // A bundler that does not answer is given up after 1 s.
       network: (config) =>
         config.erc4337 === undefined ? config : { ...config, erc4337: { ...config.erc4337, bundlerTimeoutMs: 1_000 } },
@@ -83,8 +69,8 @@ describe("payout faults between recording and sending (anvil + alto behind a pro
   })
 
   const payout = (headers: Record<string, string> = {}, path = `/v1/anvil/account/${account}/payout/disperse`) =>
-    f.call("POST", path, {}, { "x-api-key": key, ...headers })
-  const landed = async (id: unknown) => (await f.final(account, id, key)).body
+    f.call("POST", path, {}, { "x-api-key": keys.key(), ...headers })
+  const landed = async (id: unknown) => (await f.final(account, id, keys.key())).body
   /**
    * Runs `body` while the node mines an empty block every 200 ms, as a live chain does: `dropped` is judged one block
    * behind the head, so it needs a block after the one that used the nonce (automine makes none on its own).
@@ -227,7 +213,7 @@ describe("payout faults between recording and sending (anvil + alto behind a pro
         "POST",
         `/v1/anvil/account/${account}/payout/transfer`,
         { asset: zeroAddress, amount: "5000", recipient: dave, unit: "base" },
-        { "x-api-key": key, "idempotency-key": idempotencyKey }
+        { "x-api-key": keys.key(), "idempotency-key": idempotencyKey }
       )
     for (const step of ["save", "link"] as const) {
       failing = step
@@ -300,7 +286,9 @@ describe("payout faults between recording and sending (anvil + alto behind a pro
     const replay = await payout({ "idempotency-key": "same-operation-2" })
     expect(replay.body).toMatchObject({ id: first.body.id, userOpHash: first.body.userOpHash })
     expect((await landed(first.body.id)).status).toBe("confirmed")
-    const byHash = await f.call("GET", `/v1/anvil/tx/${String(first.body.userOpHash)}`, undefined, { "x-api-key": key })
+    const byHash = await f.call("GET", `/v1/anvil/tx/${String(first.body.userOpHash)}`, undefined, {
+      "x-api-key": keys.key()
+    })
     expect([byHash.status, byHash.body.id]).toEqual([200, first.body.id])
     expect((await f.balance(recipient)) - before).toBe(8000n)
     expect(await f.executed(account)).toHaveLength(executedBefore + 1)
@@ -331,7 +319,9 @@ describe("payout faults between recording and sending (anvil + alto behind a pro
     expect(finals.filter((status) => status !== "confirmed")).toEqual(finals.slice(1).map(() => "dropped"))
     // The payout that paid is found by its hash, though other requests recorded the same hash and were discarded.
     const paid = accepted.find((answer) => answer.body.id === ids[finals.indexOf("confirmed")])
-    const byHash = await f.call("GET", `/v1/anvil/tx/${String(paid?.body.userOpHash)}`, undefined, { "x-api-key": key })
+    const byHash = await f.call("GET", `/v1/anvil/tx/${String(paid?.body.userOpHash)}`, undefined, {
+      "x-api-key": keys.key()
+    })
     expect([byHash.status, byHash.body.status]).toEqual([200, "confirmed"])
     const raceGas = (await networkGasReserved()) - reservedBefore
     // One payout alone, for the size of one reservation.

@@ -11,7 +11,7 @@ import {
 } from "@walletgate/core/payout"
 import type { Layer, Logger } from "effect"
 import * as Effect from "effect/Effect"
-import type { Address, Hash } from "viem"
+import { type Address, type Hash, zeroAddress } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { deriveOwnerKey } from "../../src/operations/KeyVault"
 import { type ProxiedCall, startRpcProxy } from "../devnet/rpcProxy"
@@ -150,11 +150,38 @@ export const startPayoutFixture = async (options: {
   return { ...chain, automationAccounts, networks, gateway, call, final, proxy, stop }
 }
 
-/** A hash as viem types it. */
 /** A test-mode API key for `accounts` on the devnet's network: the key (shown once) and its record. */
 export const testApiKey = (accounts: ReadonlyArray<string>) =>
   Effect.runSync(makeApiKey({ mode: "test", networks: ["anvil"], accounts }).pipe(Effect.provide(SecureRandom.crypto)))
 
+/**
+ * One test-mode API key for every account of a fixture: `apiKeys` is the fixture's option, `key()` the key it made
+ * (empty until the fixture has started).
+ */
+export const oneTestKey = () => {
+  let key = ""
+  return {
+    apiKeys: (accounts: ReadonlyArray<AutomationAccount>): ReadonlyArray<ApiKeyRecord> => {
+      const made = testApiKey(accounts.map((account) => account.address))
+      key = made.key
+      return [made.record]
+    },
+    key: () => key
+  }
+}
+
+/** An automation account whose plan pays all it holds, in the native currency, to `recipient`. */
+export const payingAllTo = (accountKey: string, recipient: Address): WantedAccount => ({
+  accountKey,
+  plan: () => ({
+    asset: zeroAddress,
+    recipients: [{ address: recipient, shareBps: 10_000 }],
+    minimumPayout: "1",
+    reserve: "0"
+  })
+})
+
+/** A hash as viem types it. */
 export const asHash = (value: unknown): Hash => value as Hash
 
 /**

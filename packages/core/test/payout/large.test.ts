@@ -1,7 +1,7 @@
 import { type Address, getAddress, parseEther, zeroAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshAddress } from "../devnet/shared"
-import { partSends, startPayoutFixture, testApiKey } from "./fixture"
+import { oneTestKey, partSends, startPayoutFixture } from "./fixture"
 
 // Payouts larger than one operation may be (devnet: anvil + alto, default spend limits): split into several
 // operations, each on its own nonce key derived from the payout, every recipient paid exactly once whatever is retried.
@@ -35,7 +35,7 @@ const nativePayout = (recipients: ReadonlyArray<Address>) => ({
 
 describe("large payouts in several operations (anvil + alto)", () => {
   let f: Fixture
-  let key = ""
+  const keys = oneTestKey()
   const account = {} as Record<"bulk" | "partial", Address>
 
   beforeAll(async () => {
@@ -43,11 +43,7 @@ describe("large payouts in several operations (anvil + alto)", () => {
       bodyLimit: 1024 * 1024,
       operatorToken: OPERATOR,
       accounts: [{ accountKey: "bulk" }, { accountKey: "partial" }],
-      apiKeys: (accounts) => {
-        const made = testApiKey(accounts.map((one) => one.address))
-        key = made.key
-        return [made.record]
-      }
+      apiKeys: keys.apiKeys
     })
     account.bulk = f.automationAccounts[0]?.address as Address
     account.partial = f.automationAccounts[1]?.address as Address
@@ -60,7 +56,7 @@ describe("large payouts in several operations (anvil + alto)", () => {
 
   const disperse = (from: Address, body: unknown, idempotencyKey?: string) =>
     f.call("POST", `/v1/anvil/account/${from}/payout/disperse`, body, {
-      "x-api-key": key,
+      "x-api-key": keys.key(),
       ...(idempotencyKey === undefined ? {} : { "idempotency-key": idempotencyKey })
     })
 
@@ -83,7 +79,7 @@ describe("large payouts in several operations (anvil + alto)", () => {
     expect(operations.at(-1)?.to).toBe(1_000)
     expect(first?.body.hash).toBe(operations[0]?.userOpHash)
 
-    const final = await f.final(account.bulk, first?.body.id, key)
+    const final = await f.final(account.bulk, first?.body.id, keys.key())
     expect(final.body).toMatchObject({ status: "confirmed", meta: { status: "paid" }, hash: first?.body.hash })
     const executed = await f.executed(account.bulk)
     expect(executed).toHaveLength(operations.length)
@@ -97,7 +93,7 @@ describe("large payouts in several operations (anvil + alto)", () => {
     const after = await disperse(account.bulk, body, "bulk-1")
     expect(after.body.id).toBe(first?.body.id)
     const byHash = await f.call("GET", `/v1/anvil/tx/${String(operations[2]?.userOpHash)}`, undefined, {
-      "x-api-key": key
+      "x-api-key": keys.key()
     })
     expect(byHash.body).toMatchObject({ id: first?.body.id, status: "confirmed" })
     expect(await f.executed(account.bulk)).toHaveLength(operations.length)
@@ -116,7 +112,7 @@ describe("large payouts in several operations (anvil + alto)", () => {
     const failing = operations.findIndex((operation) => operation.from <= 150 && 150 < operation.to)
     expect(operations[failing]).toMatchObject({ status: "failed", reason: { code: "call_reverted", transfer: 150 } })
     expect(operations[failing]?.userOpHash).toBeUndefined()
-    const final = await f.final(account.partial, answer.body.id, key)
+    const final = await f.final(account.partial, answer.body.id, keys.key())
     expect(final.body).toMatchObject({ status: "partial", meta: { status: "failed" } })
     expect(await f.executed(account.partial)).toHaveLength(operations.length - 1)
     const failed = operations[failing] as Operation
@@ -150,7 +146,7 @@ describe("large payouts in several operations (anvil + alto)", () => {
 
 describe("large payouts through a bundler that refuses some parts (anvil + alto)", () => {
   let f: Fixture
-  let key = ""
+  const keys = oneTestKey()
   const account = {} as Record<"paced" | "unsent" | "refused", Address>
 
   beforeAll(async () => {
@@ -158,11 +154,7 @@ describe("large payouts through a bundler that refuses some parts (anvil + alto)
       bundlerProxy: true,
       operatorToken: OPERATOR,
       accounts: [{ accountKey: "paced" }, { accountKey: "unsent" }, { accountKey: "refused" }],
-      apiKeys: (accounts) => {
-        const made = testApiKey(accounts.map((one) => one.address))
-        key = made.key
-        return [made.record]
-      }
+      apiKeys: keys.apiKeys
     })
     for (const [index, name] of (["paced", "unsent", "refused"] as const).entries()) {
       account[name] = f.automationAccounts[index]?.address as Address
@@ -179,7 +171,7 @@ describe("large payouts through a bundler that refuses some parts (anvil + alto)
   }
   const disperse = (from: Address, body: unknown, idempotencyKey: string) =>
     f.call("POST", `/v1/anvil/account/${from}/payout/disperse`, body, {
-      "x-api-key": key,
+      "x-api-key": keys.key(),
       "idempotency-key": idempotencyKey
     })
 
@@ -199,7 +191,7 @@ describe("large payouts through a bundler that refuses some parts (anvil + alto)
     expect(sends[4]?.sends).toBeGreaterThanOrEqual(2)
     // Every part executed once. (Whether its calls succeeded is not asserted: on this devnet a part bundled with
     // others of the account sometimes ends `reverted`, with or without a refusal — a defect of its own, reported.)
-    await f.final(account.paced, answer.body.id, key)
+    await f.final(account.paced, answer.body.id, keys.key())
     expect(await f.executed(account.paced)).toHaveLength(operations.length)
   })
 
@@ -212,7 +204,7 @@ describe("large payouts through a bundler that refuses some parts (anvil + alto)
     expect(first.status).toBe(502)
     expect(first.body).toMatchObject({ code: "outcome_unknown", id: expect.any(String) })
     const read = await f.call("GET", `/v1/anvil/account/${account.unsent}/payout/${String(first.body.id)}`, undefined, {
-      "x-api-key": key
+      "x-api-key": keys.key()
     })
     const before = read.body.operations as ReadonlyArray<Operation>
     expect(before.map((operation) => operation.status === "unsent")).toEqual([false, false, false, false, true, true])
@@ -222,7 +214,7 @@ describe("large payouts through a bundler that refuses some parts (anvil + alto)
     expect(retried.body.id).toBe(first.body.id)
     // Every part executed once. (Whether its calls succeeded is not asserted: on this devnet a part bundled with
     // others of the account sometimes ends `reverted`, with or without a refusal — a defect of its own, reported.)
-    await f.final(account.unsent, first.body.id, key)
+    await f.final(account.unsent, first.body.id, keys.key())
     expect(await f.executed(account.unsent)).toHaveLength(6)
   })
 

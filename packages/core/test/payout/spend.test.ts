@@ -1,7 +1,7 @@
 import { type Address, parseAbiItem, parseEther, zeroAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshAddress } from "../devnet/shared"
-import { startPayoutFixture, testApiKey } from "./fixture"
+import { oneTestKey, startPayoutFixture, testApiKey } from "./fixture"
 
 // Finding 3 of issue 20 on the ERC-4337 pipeline: the paymaster sponsors a payout only within the spend policy
 // (a ceiling per payout, a budget per API key), checked before anything is sponsored, signed or sent.
@@ -35,15 +35,11 @@ const nativePayout = (recipients: ReadonlyArray<Address>) => ({
 
 describe("the gas a payout's sponsor pays, default limits (anvil + alto)", () => {
   let f: Fixture
-  let key = ""
+  const keys = oneTestKey()
   beforeAll(async () => {
     f = await startPayoutFixture({
       accounts: [{ accountKey: "bulk" }],
-      apiKeys: (accounts) => {
-        const made = testApiKey(accounts.map((account) => account.address))
-        key = made.key
-        return [made.record]
-      }
+      apiKeys: keys.apiKeys
     })
     await f.fund(f.automationAccounts[0]?.address as Address, parseEther("1"))
   })
@@ -55,11 +51,11 @@ describe("the gas a payout's sponsor pays, default limits (anvil + alto)", () =>
     const account = f.automationAccounts[0]?.address as Address
     const recipients = Array.from({ length: 255 }, () => freshAddress())
     const paid = await f.call("POST", `/v1/anvil/account/${account}/payout/disperse`, nativePayout(recipients), {
-      "x-api-key": key
+      "x-api-key": keys.key()
     })
     expect(paid.status).toBe(200)
     expect((paid.body.operations as ReadonlyArray<unknown>).length).toBeGreaterThan(1)
-    expect((await f.final(account, paid.body.id, key)).body.status).toBe("confirmed")
+    expect((await f.final(account, paid.body.id, keys.key())).body.status).toBe("confirmed")
     expect(await f.balance(recipients[0] ?? zeroAddress)).toBe(1n)
     expect(await f.balance(recipients[254] ?? zeroAddress)).toBe(1n)
     expect(await f.balance(account)).toBe(parseEther("1") - 255n)
@@ -70,10 +66,10 @@ describe("the gas a payout's sponsor pays, default limits (anvil + alto)", () =>
     const deposit = await paymasterDeposit(f)
     const recipients = Array.from({ length: 20 }, () => freshAddress())
     const paid = await f.call("POST", `/v1/anvil/account/${account}/payout/disperse`, nativePayout(recipients), {
-      "x-api-key": key
+      "x-api-key": keys.key()
     })
     expect(paid.status).toBe(200)
-    expect((await f.final(account, paid.body.id, key)).body.status).toBe("confirmed")
+    expect((await f.final(account, paid.body.id, keys.key())).body.status).toBe("confirmed")
     expect(await f.balance(recipients[19] ?? zeroAddress)).toBe(1n)
     expect(await f.balance(account)).toBe(parseEther("1") - 255n - 20n)
     expect(await paymasterDeposit(f)).toBeLessThan(deposit)
