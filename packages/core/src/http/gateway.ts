@@ -51,6 +51,12 @@ export interface GatewayOptions<R, E> {
 
 const JSON_CONTENT: ResponseHeaders = { "content-type": "application/json" }
 
+/** A request's outcome, and the headers its route adds to every answer. */
+interface Routed {
+  readonly outcome: Exit.Exit<Reply, Tagged>
+  readonly headers?: ResponseHeaders
+}
+
 /** The answer to a HEAD: the GET's status and headers, no body. */
 const withoutBody = (response: GatewayResponse): GatewayResponse => ({ ...response, body: "" })
 
@@ -106,6 +112,9 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
   const basePath = normalBasePath(options.basePath)
   const runtime = ManagedRuntime.make(options.layer)
   const route = makeRouter(options.routes)
+  // The outcomes of every unknown path and every body declared too large: the same values each time.
+  const notFound: Routed = { outcome: Exit.fail(new RouteNotFound()) }
+  const tooLarge: Routed = { outcome: Exit.fail(new PayloadTooLarge({ limit: bodyLimit })) }
   /** The answer to a defect (a bug): logged with its cause, answered 500 without a detail. */
   const defectAnswer = (cause: Cause.Cause<unknown>, requestId?: string): GatewayResponse => {
     const logged = Effect.logError("walletgate: unexpected failure", Cause.pretty(cause))
@@ -231,7 +240,7 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
     context: RouteContext,
     run: Running,
     span: Tracer.Span | undefined
-  ): Promise<{ readonly outcome: Exit.Exit<Reply, Tagged>; readonly headers?: ResponseHeaders }> => {
+  ): Promise<Routed> => {
     const body = found.accepts.length === 0 ? undefined : parseBody(found.accepts, context.request, bodyLimit)
     const routed: Effect.Effect<Reply, Tagged, R> =
       body === undefined || Result.isSuccess(body) ? found.run(body?.success, context) : Effect.fail(body.failure)
@@ -278,9 +287,9 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
       found === undefined || tracer === undefined ? undefined : serverSpan(tracer, run, request, pattern, requestId)
     const { outcome, headers } =
       match === undefined
-        ? { outcome: Exit.fail(new PayloadTooLarge({ limit: bodyLimit })) }
+        ? tooLarge
         : match._tag === "NotFound"
-          ? { outcome: Exit.fail(new RouteNotFound()) }
+          ? notFound
           : match._tag === "WrongMethod"
             ? { outcome: Exit.fail(new MethodNotAllowed({ allow: match.allow })) }
             : await runRoute(
@@ -334,9 +343,7 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
     // A path outside the mount is not the gateway's: answered as any unknown path.
     const below = pathBelow(basePath, request.path)
     if (below === undefined) {
-      return Promise.resolve(
-        respond(Exit.fail(new RouteNotFound()), requestIdOf(request.headers["x-request-id"]), false)
-      )
+      return Promise.resolve(respond(notFound.outcome, requestIdOf(request.headers["x-request-id"]), false))
     }
     const mounted = below === request.path ? request : { ...request, path: below }
     // A bug outside the route's effect (its own failures are answered inside `answer`) is answered as a defect.
