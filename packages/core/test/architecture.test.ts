@@ -179,6 +179,17 @@ describe("the core's import graph", () => {
     expect(Object.keys(OVER_LIMIT_FOR_NOW).filter((file) => !long.some(([over]) => over === file))).toEqual([])
   })
 
+  it("takes one request path: no schema JIT, no fiber polled, no service handed to a handler beside its effect", () => {
+    const shortcuts = [/SchemaJITCompiler/, /\.pollUnsafe\(/, /currentMoment/, /(context|_), services\b/]
+    const found = [...graph.keys()].flatMap((file) => {
+      const text = readFileSync(file, "utf8")
+      return shortcuts
+        .filter((shortcut) => shortcut.test(text))
+        .map((shortcut) => `${relative(SRC, file)}: ${shortcut}`)
+    })
+    expect(found).toEqual([])
+  })
+
   it("knows every room", () => {
     const rooms = new Set([...graph.keys()].map(roomOf))
     expect([...rooms].filter((room) => FLOORS[room] === undefined)).toEqual([])
