@@ -42,11 +42,6 @@ const DEPLOY_TOOLS = ["deployment.ts", "contractPackages.ts", "contracts.ts", "c
 /** The most lines of a hand-written source file (`*.generated.ts` files are exempt). */
 const MAX_LINES = 400
 
-/** Files still over {@link MAX_LINES}, each with why; a file leaves the list when it is split. */
-const OVER_LIMIT_FOR_NOW: Record<string, string> = {
-  "http/gateway.ts": "rewritten by issue 32's one-request-path item (one function builds an answer)"
-}
-
 const roomOf = (file: string): string => {
   const [first, ...rest] = relative(SRC, file).split("/")
   return rest.length === 0 ? "(root)" : (first ?? "(root)")
@@ -185,11 +180,18 @@ describe("the core's import graph", () => {
       .filter((file) => !file.endsWith(".generated.ts"))
       .map((file) => [relative(SRC, file), readFileSync(file, "utf8").split("\n").length - 1] as const)
       .filter(([, lines]) => lines > MAX_LINES)
-    expect(long.filter(([file]) => !(file in OVER_LIMIT_FOR_NOW)).map(([file, lines]) => `${file}: ${lines}`)).toEqual(
-      []
-    )
-    // An exemption lasts while its file is long: a file that shrank must leave the list.
-    expect(Object.keys(OVER_LIMIT_FOR_NOW).filter((file) => !long.some(([over]) => over === file))).toEqual([])
+    expect(long.map(([file, lines]) => `${file}: ${lines}`)).toEqual([])
+  })
+
+  it("takes one request path: no schema JIT, no fiber polled, no service handed to a handler beside its effect", () => {
+    const shortcuts = [/SchemaJITCompiler/, /\.pollUnsafe\(/, /currentMoment/, /(context|_), services\b/]
+    const found = [...graph.keys()].flatMap((file) => {
+      const text = readFileSync(file, "utf8")
+      return shortcuts
+        .filter((shortcut) => shortcut.test(text))
+        .map((shortcut) => `${relative(SRC, file)}: ${shortcut}`)
+    })
+    expect(found).toEqual([])
   })
 
   it("knows every room", () => {

@@ -19,8 +19,8 @@ export const withClientStatuses = <R, E extends Tagged>(
     ? routes
     : routes.map((route) => ({
         ...route,
-        run: (body, context, services) =>
-          route.run(body, context, services).pipe(
+        run: (body, context) =>
+          route.run(body, context).pipe(
             Effect.mapError((error) => {
               if (error instanceof TokenRejected) return new AccessTokenRefused({ reason: error.reason })
               if (error instanceof Forbidden) return new PermanentlyRefused({ reason: error.reason })

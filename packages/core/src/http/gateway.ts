@@ -3,7 +3,6 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import type * as Fiber from "effect/Fiber"
 import type * as Layer from "effect/Layer"
 import * as LogLevel from "effect/LogLevel"
 import * as ManagedRuntime from "effect/ManagedRuntime"
@@ -27,18 +26,12 @@ import {
   readRequestBody,
   webHeaders
 } from "./contract"
-import {
-  BodyRequired,
-  MalformedJson,
-  MethodNotAllowed,
-  PayloadTooLarge,
-  RouteNotFound,
-  UnsupportedMediaType
-} from "./errors"
+import { MethodNotAllowed, PayloadTooLarge, RouteNotFound } from "./errors"
 import { internalErrorDocument } from "./problem"
 import { type ProblemTable, problemFor } from "./problemTable"
+import { parseBody } from "./requestBody"
 import { requestIdOf } from "./requestId"
-import { type BodyMedia, type Reply, type Route, type RouteContext, SerialisedJson, ServedText } from "./route"
+import { type Reply, type Route, type RouteContext, SerialisedJson, ServedText } from "./route"
 import { makeRouter } from "./router"
 
 /** The default largest body: 100 KiB. */
@@ -56,117 +49,19 @@ export interface GatewayOptions<R, E> {
   readonly basePath?: string
 }
 
-const utf8 = new TextDecoder("utf-8", { fatal: true })
+const JSON_CONTENT: ResponseHeaders = { "content-type": "application/json" }
 
-/** The media type of a `content-type` value, lower-cased and without parameters. */
-const mediaType = (contentType: string | undefined): string => {
-  if (contentType === undefined) return ""
-  const end = contentType.indexOf(";")
-  return (end === -1 ? contentType : contentType.slice(0, end)).trim().toLowerCase()
-}
-
-/** What a route without a body is handed. */
-const NO_BODY: Result.Result<unknown, Tagged> = Result.succeed(undefined)
-
-/**
- * The body a route decodes, parsed by `content-type`; a failure is the error it is answered with. Plain code,
- * run before the route's effect: every request with a body goes through it.
- */
-const parseBody = (
-  accepts: ReadonlyArray<BodyMedia>,
-  request: GatewayRequest,
-  limit: number
-): Result.Result<unknown, Tagged> => {
-  // A declared length over the limit was refused before routing; bytes past it are refused here.
-  const declared = Number(request.headers["content-length"] ?? "0")
-  if ((request.rawBody?.byteLength ?? 0) > limit) return Result.fail(new PayloadTooLarge({ limit }))
-  // A host parser may hand over `{}` for a request that had no body at all (RFC 9112 §6.3: a body is
-  // framed by Content-Length or Transfer-Encoding), so a parsed body counts only when one was framed.
-  const framed = request.headers["transfer-encoding"] !== undefined || declared > 0
-  const hasBody = request.rawBody === undefined ? request.body !== undefined && framed : request.rawBody.byteLength > 0
-  if (!hasBody) return Result.fail(new BodyRequired())
-  const media = mediaType(request.headers["content-type"])
-  const accepted = accepts.find((candidate) => candidate === media)
-  if (accepted === undefined) return Result.fail(new UnsupportedMediaType({ accepted: accepts }))
-  if (request.body !== undefined) return Result.succeed(request.body)
-  let text: string
-  try {
-    text = utf8.decode(request.rawBody)
-  } catch {
-    return Result.fail(new MalformedJson())
-  }
-  if (accepted === "application/x-www-form-urlencoded") {
-    return Result.succeed(Object.fromEntries(new URLSearchParams(text)))
-  }
-  try {
-    return Result.succeed(JSON.parse(text))
-  } catch {
-    return Result.fail(new MalformedJson())
-  }
-}
-
-/** Response headers: lower-case names. */
-type HeaderMap = ResponseHeaders
-
-/**
- * An answer with the headers every answer carries: `cache-control: no-store` unless the answer's own headers
- * (`base`, then `own`) say otherwise, then `extra` (a route's headers for every answer), and
- * `x-content-type-options` and `x-request-id` last. Built in one object: this runs for every request.
- */
-const finished = (
-  status: number,
-  body: string,
-  requestId: string,
-  base: HeaderMap | undefined,
-  own?: HeaderMap,
-  extra?: HeaderMap
-): GatewayResponse => ({
-  status,
-  headers: {
-    "cache-control": "no-store",
-    ...base,
-    ...own,
-    ...extra,
-    "x-content-type-options": "nosniff",
-    "x-request-id": requestId
-  },
-  body
-})
-
-const JSON_CONTENT: HeaderMap = { "content-type": "application/json" }
-
-/** The JSON text of a reply's body: serialised now, or once before ({@link SerialisedJson}). */
-const jsonText = (body: unknown): string => (body instanceof SerialisedJson ? body.text : JSON.stringify(body))
-
-/** A route's reply as the answer: JSON or a served text, or no body (and no content-type) when the reply has none. */
-const replyAnswer = (reply: Reply, requestId: string, extra: HeaderMap | undefined): GatewayResponse => {
-  if (reply.body === undefined) return finished(reply.status, "", requestId, undefined, reply.headers, extra)
-  if (reply.body instanceof ServedText) {
-    const { text, contentType } = reply.body
-    return finished(reply.status, text, requestId, { "content-type": contentType }, reply.headers, extra)
-  }
-  return finished(reply.status, jsonText(reply.body), requestId, JSON_CONTENT, reply.headers, extra)
+/** A request's outcome, and the headers its route adds to every answer. */
+interface Routed {
+  readonly outcome: Exit.Exit<Reply, Tagged>
+  readonly headers?: ResponseHeaders
 }
 
 /** The answer to a HEAD: the GET's status and headers, no body. */
 const withoutBody = (response: GatewayResponse): GatewayResponse => ({ ...response, body: "" })
 
-/** Whether an outcome is known without running it: `Effect.succeed` and `Effect.fail` are already exits. */
-const isKnown = <R>(outcome: Effect.Effect<Reply, Tagged, R>): outcome is Exit.Exit<Reply, Tagged> =>
-  Exit.isExit(outcome)
-
 /** The methods of HTTP (RFC 9110 §9, RFC 5789): the only values of a metric's `http.request.method`. */
-const HTTP_METHODS: ReadonlySet<string> = new Set([
-  "GET",
-  "HEAD",
-  "POST",
-  "PUT",
-  "PATCH",
-  "DELETE",
-  "OPTIONS",
-  "TRACE",
-  "CONNECT"
-])
+const HTTP_METHODS: ReadonlySet<string> = new Set("GET HEAD POST PUT PATCH DELETE OPTIONS TRACE CONNECT".split(" "))
 
 /** Whether, and how, a gateway logs: decided once from the loggers and minimum level its layer provides. */
 interface Logging {
@@ -208,9 +103,8 @@ const loggingOf = (services: Context.Context<never>): Logging => {
  * `layer`. Every answer is JSON or problem+json and carries `x-request-id`, `x-content-type-options:
  * nosniff` and, unless the route says otherwise, `cache-control: no-store`.
  *
- * The path every request takes is kept short on purpose (the benchmarks compare it with bare frameworks):
- * routing and body parsing are plain code, an unknown path is answered without running an effect, and a
- * route's effect is the only one a request runs when nothing logs.
+ * Every request takes one path (`answer`): routing and body parsing are plain code, a matched route's effect runs
+ * in one fiber, and one function (`respond`) turns its outcome into the answer.
  */
 export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gateway => {
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT
@@ -218,17 +112,9 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
   const basePath = normalBasePath(options.basePath)
   const runtime = ManagedRuntime.make(options.layer)
   const route = makeRouter(options.routes)
-  /** The answer to an error of the table; the transport's own errors are always in it. */
-  const problemAnswer = (error: Tagged): GatewayResponse => {
-    const problem = problemFor(options.problems, error)
-    return problem === undefined
-      ? problemResponse(internalErrorDocument)
-      : problemResponse(problem.document, problem.headers)
-  }
-  // The same documents for every unknown path and every body declared too large, so they are written once.
-  const notFound = problemAnswer(new RouteNotFound())
-  const tooLarge = problemAnswer(new PayloadTooLarge({ limit: bodyLimit }))
-
+  // The outcomes of every unknown path and every body declared too large: the same values each time.
+  const notFound: Routed = { outcome: Exit.fail(new RouteNotFound()) }
+  const tooLarge: Routed = { outcome: Exit.fail(new PayloadTooLarge({ limit: bodyLimit })) }
   /** The answer to a defect (a bug): logged with its cause, answered 500 without a detail. */
   const defectAnswer = (cause: Cause.Cause<unknown>, requestId?: string): GatewayResponse => {
     const logged = Effect.logError("walletgate: unexpected failure", Cause.pretty(cause))
@@ -236,56 +122,67 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
     return problemResponse(internalErrorDocument)
   }
 
-  /** A response of the gateway's own (a problem, a 500) as the answer. */
-  const finish = (response: GatewayResponse, requestId: string, extra?: HeaderMap): GatewayResponse =>
-    finished(response.status, response.body, requestId, response.headers, undefined, extra)
-
   /**
-   * The answer to a route's outcome, plain code: its reply, or the problem its error maps to, with the route's
-   * own headers on top.
+   * The answer to a request's outcome. A reply is its JSON (serialised now, or once before: {@link SerialisedJson}),
+   * its served text, or no body (and no content-type). An error is the problem the table maps it to, an outage logged
+   * for the operator; a defect, or an error the table does not map, is logged and answered 500 without the route's
+   * headers. Every answer carries `cache-control: no-store` unless its own headers say otherwise, then the route's
+   * headers for every answer (`extra`), then `x-content-type-options` and `x-request-id`.
    */
-  const outcomeAnswer = (
+  const respond = (
     outcome: Exit.Exit<Reply, Tagged>,
-    extra: HeaderMap | undefined,
-    run: Running,
-    requestId: string
+    requestId: string,
+    logs: boolean,
+    extra?: ResponseHeaders
   ): GatewayResponse => {
-    if (Exit.isSuccess(outcome)) return replyAnswer(outcome.value, requestId, extra)
-    // As `Effect.catch` decides: a cause with a defect is a defect, else its first failure is the answer.
-    const error = Cause.hasDies(outcome.cause) ? undefined : Cause.findError(outcome.cause)
-    if (error === undefined || Result.isFailure(error)) return finish(defectAnswer(outcome.cause, requestId), requestId)
-    const problem = problemFor(options.problems, error.success)
-    if (problem === undefined) return finish(defectAnswer(outcome.cause, requestId), requestId)
-    // Outages are the operator's to see; error fields name what failed and never hold a secret.
-    if (problem.document.status >= 500 && run.logging.any) {
-      run.runFork(
-        Effect.logWarning(`walletgate: ${problem.document.code}`, error.success).pipe(
-          Effect.annotateLogs({ requestId })
-        )
-      )
+    let own: GatewayResponse
+    let routeHeaders = extra
+    if (Exit.isSuccess(outcome)) {
+      const { status, body, headers } = outcome.value
+      if (body === undefined) own = { status, headers: { ...headers }, body: "" }
+      else if (body instanceof ServedText) {
+        own = { status, headers: { "content-type": body.contentType, ...headers }, body: body.text }
+      } else {
+        const text = body instanceof SerialisedJson ? body.text : JSON.stringify(body)
+        own = { status, headers: { ...JSON_CONTENT, ...headers }, body: text }
+      }
+    } else {
+      // As `Effect.catch` decides: a cause with a defect is a defect, else its first failure is the answer.
+      const found = Cause.hasDies(outcome.cause) ? undefined : Cause.findError(outcome.cause)
+      const error = found === undefined || Result.isFailure(found) ? undefined : found.success
+      const problem = error === undefined ? undefined : problemFor(options.problems, error)
+      if (problem === undefined) {
+        own = defectAnswer(outcome.cause, requestId)
+        routeHeaders = undefined
+      } else {
+        // Outages are the operator's to see; error fields name what failed and never hold a secret.
+        if (problem.document.status >= 500 && logs) {
+          runtime.runFork(
+            Effect.logWarning(`walletgate: ${problem.document.code}`, error).pipe(Effect.annotateLogs({ requestId }))
+          )
+        }
+        own = problemResponse(problem.document, problem.headers)
+      }
     }
-    return finish(problemResponse(problem.document, problem.headers), requestId, extra)
+    return {
+      status: own.status,
+      headers: {
+        "cache-control": "no-store",
+        ...own.headers,
+        ...routeHeaders,
+        "x-content-type-options": "nosniff",
+        "x-request-id": requestId
+      },
+      body: own.body
+    }
   }
-
-  const logRequest = (request: GatewayRequest, status: number, started: number, requestId: string) =>
-    runtime.runFork(
-      Effect.logInfo("walletgate: request").pipe(
-        Effect.annotateLogs({
-          method: request.method,
-          path: request.path,
-          status,
-          ms: Math.round(performance.now() - started),
-          requestId
-        })
-      )
-    )
 
   /** Runs effects on the built services. */
   interface Running {
     readonly services: Context.Context<R>
     readonly logging: Logging
     readonly recording: Recording
-    readonly runFork: <A, X>(effect: Effect.Effect<A, X, R>) => Fiber.Fiber<A, X>
+    readonly runPromiseExit: <A, X>(effect: Effect.Effect<A, X, R>) => Promise<Exit.Exit<A, X>>
   }
   let running: Running | undefined
 
@@ -334,81 +231,84 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
     return span
   }
 
-  const answer = (request: GatewayRequest, run: Running): Promise<GatewayResponse> => {
-    const log = run.logging
+  /**
+   * The outcome of the route a request matched, and the route's headers for every answer: its body parsed, its effect
+   * run in one fiber annotated with the request id and in the request's span.
+   */
+  const runRoute = async (
+    found: Route<R>,
+    context: RouteContext,
+    run: Running,
+    span: Tracer.Span | undefined
+  ): Promise<Routed> => {
+    const body = found.accepts.length === 0 ? undefined : parseBody(found.accepts, context.request, bodyLimit)
+    const routed: Effect.Effect<Reply, Tagged, R> =
+      body === undefined || Result.isSuccess(body) ? found.run(body?.success, context) : Effect.fail(body.failure)
+    const { answerHeaders } = found
+    const withHeaders = Effect.flatMap(Effect.exit(routed), (outcome) =>
+      answerHeaders === undefined
+        ? Effect.succeed({ outcome })
+        : Effect.map(answerHeaders(context), (headers) => ({ outcome, headers }))
+    )
+    const annotated = run.logging.any ? Effect.annotateLogs(withHeaders, { requestId: context.requestId }) : withHeaders
+    const exit = await run.runPromiseExit(span === undefined ? annotated : Effect.withParentSpan(annotated, span))
+    return Exit.isSuccess(exit) ? exit.value : { outcome: Exit.failCause(exit.cause) }
+  }
+
+  const logRequest = (request: GatewayRequest, status: number, started: number, requestId: string) =>
+    runtime.runFork(
+      Effect.logInfo("walletgate: request").pipe(
+        Effect.annotateLogs({
+          method: request.method,
+          path: request.path,
+          status,
+          ms: Math.round(performance.now() - started),
+          requestId
+        })
+      )
+    )
+
+  /** The answer to a request below the mount, and its record: the log line, the duration, the span. */
+  const answer = async (request: GatewayRequest, run: Running): Promise<GatewayResponse> => {
     const started = performance.now()
     const requestId = requestIdOf(request.headers["x-request-id"])
     const method = request.method.toUpperCase()
-    let pattern: string | undefined
-    let span: Tracer.Span | undefined
-    const done = (response: GatewayResponse) => {
-      if (log.requests) logRequest(request, response.status, started, requestId)
-      recordDuration(run, pattern, method, response.status, performance.now() - started)
-      if (span !== undefined) {
-        span.attribute("http.response.status_code", response.status)
-        span.end(
-          run.recording.clock.currentTimeNanosUnsafe(),
-          response.status >= 500 ? Exit.fail(`HTTP ${response.status}`) : Exit.void
-        )
-      }
-      return response
-    }
-    // Refused whatever the route: a body of that size would never be read, and waiting for it is what an attacker
-    // who declares 100 GB and sends 2 bytes wants. The answer closes the connection (the problem's headers).
-    if (declaresBodyOver(request.headers["content-length"], bodyLimit)) {
-      return Promise.resolve(done(finish(tooLarge, requestId)))
-    }
-    // HEAD is answered as the GET of the same path would be (RFC 9110 §9.3.2); `handle` drops the body.
-    const match = route(method === "HEAD" ? "GET" : method, request.path)
-    if (match._tag === "NotFound") return Promise.resolve(done(finish(notFound, requestId)))
-    if (match._tag === "WrongMethod") {
-      return Promise.resolve(done(finish(problemAnswer(new MethodNotAllowed({ allow: match.allow })), requestId)))
-    }
-    const found = match.route
-    pattern = found.path
-    if (run.recording.tracer !== undefined) span = serverSpan(run.recording.tracer, run, request, pattern, requestId)
-    const context: RouteContext = { request, params: match.params, requestId, clientIp: request.remoteAddress }
-    const body = found.accepts.length === 0 ? NO_BODY : parseBody(found.accepts, request, bodyLimit)
-    const { answerHeaders } = found
-    const outcome: Effect.Effect<Reply, Tagged, R> = Result.isSuccess(body)
-      ? found.run(body.success, context, run.services)
-      : Effect.fail(body.failure)
-    // An outcome known at once needs no fiber (a refused body, a reply from the services alone), unless the
-    // route adds headers to every answer: those are effects.
-    if (isKnown(outcome) && answerHeaders === undefined) {
-      return Promise.resolve(done(outcomeAnswer(outcome, undefined, run, requestId)))
-    }
-    const inSpan = <A, X>(effect: Effect.Effect<A, X, R>) =>
-      span === undefined ? effect : Effect.withParentSpan(effect, span)
-    const annotated = <A, X>(effect: Effect.Effect<A, X, R>) =>
-      inSpan(log.any ? Effect.annotateLogs(effect, { requestId }) : effect)
-    /** The answer to the route's exit; whatever happens, an answer. */
-    const answerOf = (exit: Exit.Exit<Reply, Tagged>, extra?: HeaderMap): GatewayResponse => {
-      try {
-        return done(outcomeAnswer(exit, extra, run, requestId))
-      } catch {
-        return problemResponse(internalErrorDocument)
-      }
-    }
-    // One fiber per request. A route whose services answer synchronously (the embedded defaults do) has finished
-    // when `runFork` returns, and is answered without a promise waiting on the fiber.
-    if (answerHeaders === undefined) {
-      const fiber = run.runFork(annotated(outcome))
-      const exit = fiber.pollUnsafe()
-      if (exit !== undefined) return Promise.resolve(answerOf(exit))
-      return new Promise((resolve) => fiber.addObserver((exit) => resolve(answerOf(exit))))
-    }
-    const withHeaders = Effect.flatMap(Effect.exit(outcome), (exit) =>
-      Effect.map(answerHeaders(context), (headers) => ({ exit, headers }))
-    )
-    const fiber = run.runFork(annotated(withHeaders))
-    return new Promise((resolve) =>
-      fiber.addObserver((exit) =>
-        resolve(
-          Exit.isSuccess(exit) ? answerOf(exit.value.exit, exit.value.headers) : answerOf(Exit.failCause(exit.cause))
-        )
+    // A declared body over the limit is refused whatever the route: a body of that size would never be read, and
+    // waiting for it is what an attacker who declares 100 GB and sends 2 bytes wants. The answer closes the
+    // connection (the problem's headers). HEAD is answered as the GET of the same path would be (RFC 9110 §9.3.2);
+    // `handle` drops the body.
+    const match = declaresBodyOver(request.headers["content-length"], bodyLimit)
+      ? undefined
+      : route(method === "HEAD" ? "GET" : method, request.path)
+    const found = match?._tag === "Found" ? match : undefined
+    const pattern = found?.route.path
+    const tracer = run.recording.tracer
+    const span =
+      found === undefined || tracer === undefined ? undefined : serverSpan(tracer, run, request, pattern, requestId)
+    const { outcome, headers } =
+      match === undefined
+        ? tooLarge
+        : match._tag === "NotFound"
+          ? notFound
+          : match._tag === "WrongMethod"
+            ? { outcome: Exit.fail(new MethodNotAllowed({ allow: match.allow })) }
+            : await runRoute(
+                match.route,
+                { request, params: match.params, requestId, clientIp: request.remoteAddress },
+                run,
+                span
+              )
+    const response = respond(outcome, requestId, run.logging.any, headers)
+    if (run.logging.requests) logRequest(request, response.status, started, requestId)
+    recordDuration(run, pattern, method, response.status, performance.now() - started)
+    if (span !== undefined) {
+      span.attribute("http.response.status_code", response.status)
+      span.end(
+        run.recording.clock.currentTimeNanosUnsafe(),
+        response.status >= 500 ? Exit.fail(`HTTP ${response.status}`) : Exit.void
       )
-    )
+    }
+    return response
   }
 
   /**
@@ -432,27 +332,24 @@ export const makeGatewayFromRoutes = <R, E>(options: GatewayOptions<R, E>): Gate
       )
     }
     if (running?.services !== services) {
-      const runFork = Effect.runForkWith(services)
+      const runPromiseExit = Effect.runPromiseExitWith(services)
       running = {
         services,
         logging: loggingOf(services),
         recording: recordingOf(services),
-        runFork: (effect) => runFork(effect)
+        runPromiseExit: (effect) => runPromiseExit(effect)
       }
     }
     // A path outside the mount is not the gateway's: answered as any unknown path.
     const below = pathBelow(basePath, request.path)
-    const requestId = () => requestIdOf(request.headers["x-request-id"])
-    if (below === undefined) return Promise.resolve(finish(notFound, requestId()))
-    const mounted = below === request.path ? request : { ...request, path: below }
-    try {
-      const answered = answer(mounted, running)
-      const flushed = flushBeforeAnswer(answered, running)
-      return request.method.toUpperCase() === "HEAD" ? flushed.then(withoutBody) : flushed
-    } catch (defect) {
-      // A bug before the route's effect started (its own failures are answered inside `answer`).
-      return Promise.resolve(defectAnswer(Cause.die(defect)))
+    if (below === undefined) {
+      return Promise.resolve(respond(notFound.outcome, requestIdOf(request.headers["x-request-id"]), false))
     }
+    const mounted = below === request.path ? request : { ...request, path: below }
+    // A bug outside the route's effect (its own failures are answered inside `answer`) is answered as a defect.
+    const answered = answer(mounted, running).catch((defect: unknown) => defectAnswer(Cause.die(defect)))
+    const flushed = flushBeforeAnswer(answered, running)
+    return request.method.toUpperCase() === "HEAD" ? flushed.then(withoutBody) : flushed
   }
 
   const fetchHandler = async (request: Request, options: FetchOptions = {}): Promise<Response> => {

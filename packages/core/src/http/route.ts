@@ -1,9 +1,6 @@
-import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
-import * as SchemaJITCompiler from "effect/schema/SchemaJITCompiler"
 import type { FieldProblem, Tagged } from "../internal/problem"
 import type { GatewayRequest, ResponseHeaders } from "./contract"
 import { InvalidRequest } from "./errors"
@@ -60,16 +57,8 @@ export interface Reply {
   readonly headers?: ResponseHeaders
 }
 
-/**
- * A route's handler: the effect that answers. `services` are the gateway's built services, for handlers on the
- * request path that take a service from them in plain code rather than in an effect step; an answer known at
- * once (`Effect.succeed`, `Effect.fail`) is given without running a fiber.
- */
-export type Handler<A, R, E extends Tagged = Tagged> = (
-  body: A,
-  context: RouteContext,
-  services: Context.Context<R>
-) => Effect.Effect<Reply, E, R>
+/** A route's handler: the effect that answers, which `yield*`s the services it uses. */
+export type Handler<A, R, E extends Tagged = Tagged> = (body: A, context: RouteContext) => Effect.Effect<Reply, E, R>
 
 /** A route as the router holds it: its body, if any, is parsed but not yet decoded; `E` its errors. */
 export interface Route<R, E extends Tagged = Tagged> {
@@ -132,8 +121,8 @@ export type BodySchema<A> = Schema.Decoder<A, never>
 export const routeWithoutBody = <R, E extends Tagged>(
   method: Method,
   path: string,
-  handler: (context: RouteContext, services: Context.Context<R>) => Effect.Effect<Reply, E, R>
-): Route<R, E> => ({ method, path, accepts: [], run: (_, context, services) => handler(context, services) })
+  handler: (context: RouteContext) => Effect.Effect<Reply, E, R>
+): Route<R, E> => ({ method, path, accepts: [], run: (_, context) => handler(context) })
 
 /** A route whose body is decoded with `schema` before `handler` sees it. */
 export const routeWithBody = <A, R, E extends Tagged>(
@@ -143,41 +132,13 @@ export const routeWithBody = <A, R, E extends Tagged>(
   handler: Handler<A, R, E>,
   accepts: ReadonlyArray<BodyMedia> = ["application/json"]
 ): Route<R, E> => {
-  const decode = resultDecoderOf(schema)
+  const decode = decoderOf(schema)
   return {
     method,
     path,
     accepts,
     body: schema,
-    run: (body, context, services) => {
-      const decoded = decode(body)
-      return Result.isSuccess(decoded) ? handler(decoded.success, context, services) : Effect.fail(decoded.failure)
-    }
-  }
-}
-
-/**
- * Decodes request data, or says every field problem; plain code, for the request path. Data that decodes is
- * decoded once, stopping at nothing; data that does not is decoded again collecting every problem (half the
- * cost of collecting them on every request).
- *
- * The schema is compiled to plain code first (Effect's schema JIT compiler): valid data is then decoded by one
- * generated function instead of the interpreter, which runs a fiber per decode. Refused data, and every schema
- * where code generation is blocked or unsupported, still goes through the interpreter, so the problems reported
- * are the same either way.
- */
-const resultDecoderOf = <A>(schema: BodySchema<A>, options: DecodeOptions = {}) => {
-  SchemaJITCompiler.enable(schema.ast)
-  const decode = Schema.decodeUnknownResult(schema)
-  const onExcessProperty = options.exact === true ? "error" : "ignore"
-  return (input: unknown): Result.Result<A, InvalidRequest> => {
-    const decoded = decode(input, { onExcessProperty })
-    return Result.isSuccess(decoded)
-      ? Result.succeed(decoded.success)
-      : Result.mapError(
-          decode(input, { errors: "all", onExcessProperty }),
-          (error) => new InvalidRequest({ errors: fieldProblems(error.issue) })
-        )
+    run: (body, context) => Effect.flatMap(decode(body), (decoded) => handler(decoded, context))
   }
 }
 
@@ -191,12 +152,15 @@ export interface DecodeOptions {
 }
 
 /**
- * A decoder for request data that fails with {@link InvalidRequest} listing every field problem. For
- * routes that must authenticate before they look at the body.
+ * A decoder for request data (`effect/Schema`) that fails with {@link InvalidRequest} listing every field problem:
+ * what {@link routeWithBody} decodes its body with, and what routes that must authenticate before they look at the
+ * body decode it with themselves.
  */
 export const decoderOf = <A>(schema: BodySchema<A>, options: DecodeOptions = {}) => {
-  const decode = resultDecoderOf(schema, options)
-  return (input: unknown): Effect.Effect<A, InvalidRequest> => Effect.fromResult(decode(input))
+  const decode = Schema.decodeUnknownEffect(schema)
+  const parseOptions = { errors: "all", onExcessProperty: options.exact === true ? "error" : "ignore" } as const
+  return (input: unknown): Effect.Effect<A, InvalidRequest> =>
+    Effect.mapError(decode(input, parseOptions), (error) => new InvalidRequest({ errors: fieldProblems(error.issue) }))
 }
 
 // Messages never include the input: a refused field may hold a code, a key or a token.

@@ -3,7 +3,6 @@ import * as Schema from "effect/Schema"
 import { AppAuth } from "../auth/AppAuth"
 import { UnsupportedChain } from "../chain/errors"
 import { Networks } from "../chain/networks"
-import { InvalidRequest } from "../http/errors"
 import { idempotencyKey } from "../http/idempotency"
 import { decoderOf, documented, routeWithBody, routeWithoutBody } from "../http/route"
 import { idempotent } from "../operations/idempotency"
@@ -13,35 +12,30 @@ import { KernelTxRequest, KernelTxResponse, kernelTxRequestOf, TxStatusRequest }
 
 const decodeTxStatus = decoderOf(TxStatusRequest, { exact: true })
 
-/** `?wait=<seconds>`: how long the request may wait for the operation to be final (whole seconds, 0 to 10). */
-const waitOf = (query: URLSearchParams) => {
-  const raw = query.get("wait")
-  if (raw === null || raw === "") return Effect.succeed(undefined)
-  if (!/^\d{1,2}$/.test(raw) || Number(raw) > MAX_WAIT_SECONDS) {
-    return Effect.fail(
-      new InvalidRequest({
-        errors: [{ path: "/query/wait", message: `Expected whole seconds from 0 to ${MAX_WAIT_SECONDS}` }]
-      })
+/** `?wait=<seconds>`: how long the request may wait for the operation to be final (whole seconds, 0 to 10); empty is none. */
+const WaitQuery = Schema.Struct({
+  query: Schema.Struct({
+    wait: Schema.optional(
+      Schema.String.check(
+        Schema.makeFilter((raw) => raw === "" || (/^\d{1,2}$/.test(raw) && Number(raw) <= MAX_WAIT_SECONDS), {
+          message: `Expected whole seconds from 0 to ${MAX_WAIT_SECONDS}`
+        })
+      )
     )
-  }
-  return Effect.succeed(Number(raw))
-}
+  })
+})
+const decodeWait = decoderOf(WaitQuery)
 
-/** What `POST /v1/kernel/txStatus` looks for: exactly one of its fields. */
-const lookupOf = (request: TxStatusRequest) => {
-  const given = [
-    ...(request.userOpHash === undefined ? [] : [{ hash: request.userOpHash }]),
-    ...(request.txHash === undefined ? [] : [{ hash: request.txHash }]),
-    ...(request.id === undefined ? [] : [{ id: request.id }])
-  ]
-  const [only] = given
-  if (only === undefined || given.length > 1) {
-    return Effect.fail(
-      new InvalidRequest({ errors: [{ path: "", message: "Expected exactly one of userOpHash, id and txHash" }] })
-    )
-  }
-  return Effect.succeed(only)
-}
+/** The `?wait` of a request, in seconds; `undefined` when absent or empty. */
+const waitOf = (query: URLSearchParams) =>
+  Effect.map(decodeWait({ query: { wait: query.get("wait") ?? undefined } }), ({ query: { wait } }) =>
+    wait === undefined || wait === "" ? undefined : Number(wait)
+  )
+
+/** What `POST /v1/kernel/txStatus` looks for: the one field its schema lets through. */
+const lookupOf = (request: TxStatusRequest): { readonly hash: string } | { readonly id: string } =>
+  // Exactly one field is there (the schema's check): without `id`, one of the hashes; `""` is never reached.
+  request.id === undefined ? { hash: request.userOpHash ?? request.txHash ?? "" } : { id: request.id }
 
 /**
  * `POST /v1/kernel/tx`, `GET /v1/kernel/tx/:id` and `POST /v1/kernel/txStatus`; a batch holds 1 to `maxCalls` calls
@@ -111,7 +105,7 @@ export const kernelRoutes = (maxCalls: number) => {
         Schema.Unknown,
         Effect.fnUntraced(function* (body, context) {
           const app = yield* (yield* AppAuth).authenticate(context.request.headers.authorization)
-          const by = yield* lookupOf(yield* decodeTxStatus(body))
+          const by = lookupOf(yield* decodeTxStatus(body))
           // The Patch SDK asks again at once when the answer has no txHash, four times in all: by default the status is
           // read for up to MAX_WAIT_SECONDS until the operation is included, so that it gets one.
           const wait = (yield* waitOf(context.request.query)) ?? MAX_WAIT_SECONDS

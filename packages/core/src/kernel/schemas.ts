@@ -82,6 +82,11 @@ export const TxStatusRequest = Schema.Struct({
   userOpHash: Schema.optionalKey(Hash32),
   id: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(64, { message: "Expected at most 64 characters" }))),
   txHash: Schema.optionalKey(Hash32)
-})
+}).check(
+  Schema.makeFilter(
+    (request) => [request.userOpHash, request.id, request.txHash].filter((given) => given !== undefined).length === 1,
+    { message: "Expected exactly one of userOpHash, id and txHash" }
+  )
+)
 /** Body of `POST /v1/kernel/txStatus`. */
 export type TxStatusRequest = typeof TxStatusRequest.Type

@@ -1,4 +1,5 @@
 import { createHmac, createSecretKey } from "node:crypto"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -7,7 +8,6 @@ import * as Option from "effect/Option"
 import { compactPhone, maskPhone, type PhoneE164, parsePhone } from "../auth/phone"
 import { SigningKeys } from "../auth/SigningKeys"
 import { USER_TOKEN_AUDIENCE, USER_TOKEN_TYPE } from "../auth/tokens"
-import { currentMoment } from "../internal/logging"
 import { count, rateLimited, signInFailed, signInVerified, smsSent } from "../internal/telemetry"
 import { randomDigits, randomUuid, SecureRandom } from "../random/SecureRandom"
 import { clientGroupOf, UNKNOWN_CLIENT } from "../state/clientGroup"
@@ -113,7 +113,7 @@ export class PhoneSignIn extends Context.Service<
         if (challenge !== undefined && !(yield* challenge.verify({ phone, answer, clientIp }))) {
           return yield* new ChallengeRequired()
         }
-        const { now, logsInfo } = yield* currentMoment
+        const now = yield* Clock.currentTimeMillis
         const code = test?.code ?? (yield* withRandom(randomDigits(6)))
         const codeHash = hashCode(phone, code)
         // The resend wait is claimed first, atomically, so that concurrent sends for one phone count once. A code
@@ -175,15 +175,13 @@ export class PhoneSignIn extends Context.Service<
             )
           )
         }
-        if (logsInfo) {
-          yield* Effect.logInfo("walletgate: sign-in code sent").pipe(Effect.annotateLogs({ phone: maskPhone(phone) }))
-        }
+        yield* Effect.logInfo("walletgate: sign-in code sent").pipe(Effect.annotateLogs({ phone: maskPhone(phone) }))
         return { expiresIn: policy.codeTtlSeconds, resendAfter: policy.resendIntervalSeconds }
       })
 
       const verifyCode = Effect.fnUntraced(function* (input: string, code: string) {
         const phone = testPhoneOf(input)?.phone ?? (yield* parsePhone(input, policy.regions))
-        const { now, logsInfo } = yield* currentMoment
+        const now = yield* Clock.currentTimeMillis
         const outcome = yield* store.consume(phone, hashCode(phone, code), now, policy.maxAttempts)
         if (outcome === "Rejected") {
           yield* count(signInFailed, {})
@@ -199,9 +197,7 @@ export class PhoneSignIn extends Context.Service<
           extra: { phone_number: user.phone }
         })
         yield* count(signInVerified, {})
-        if (logsInfo) {
-          yield* Effect.logInfo("walletgate: phone verified").pipe(Effect.annotateLogs({ phone: maskPhone(phone) }))
-        }
+        yield* Effect.logInfo("walletgate: phone verified").pipe(Effect.annotateLogs({ phone: maskPhone(phone) }))
         return { accessToken: token, expiresIn: policy.sessionTtlSeconds, expiresAt, user }
       })
 

@@ -1,4 +1,3 @@
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { SigningKeys } from "../auth/SigningKeys"
@@ -69,9 +68,6 @@ const sessionReply = (session: Session) => {
   return { status: 200, body: reply }
 }
 
-// These are the busiest routes: they take their service from the gateway's built services in plain code (an
-// effect step each time cost more than the rest of the handler), and the JWKS is answered without a fiber.
-
 /** The phone sign-in endpoints and the JWKS that verifies the tokens they issue. */
 export const otpRoutes = [
   documented(
@@ -79,8 +75,10 @@ export const otpRoutes = [
       "POST",
       "/functions/v1/signInWithOTP",
       SignInWithOtpRequest,
-      (body, context, services: Context.Context<PhoneSignIn>) =>
-        Effect.map(Context.get(services, PhoneSignIn).sendCode(body.phone, context.clientIp, body.challenge), sentReply)
+      Effect.fnUntraced(function* (body, context) {
+        const signIn = yield* PhoneSignIn
+        return sentReply(yield* signIn.sendCode(body.phone, context.clientIp, body.challenge))
+      })
     ),
     {
       summary: "Sends a sign-in code to a phone by SMS.",
@@ -92,8 +90,10 @@ export const otpRoutes = [
       "POST",
       "/functions/v1/verifyOTP",
       VerifyOtpRequest,
-      (body, _, services: Context.Context<PhoneSignIn>) =>
-        Effect.map(Context.get(services, PhoneSignIn).verifyCode(body.phone, body.token), sessionReply)
+      Effect.fnUntraced(function* (body) {
+        const signIn = yield* PhoneSignIn
+        return sessionReply(yield* signIn.verifyCode(body.phone, body.token))
+      })
     ),
     {
       summary: "Exchanges a phone's code for a user session.",
@@ -101,8 +101,13 @@ export const otpRoutes = [
     }
   ),
   documented(
-    routeWithoutBody("GET", "/functions/v1/.well-known/jwks.json", (_, services: Context.Context<SigningKeys>) =>
-      Effect.map(Context.get(services, SigningKeys).jwks, (body) => ({ status: 200, body, headers: JWKS_HEADERS }))
+    routeWithoutBody(
+      "GET",
+      "/functions/v1/.well-known/jwks.json",
+      Effect.fnUntraced(function* () {
+        const keys = yield* SigningKeys
+        return { status: 200, body: yield* keys.jwks, headers: JWKS_HEADERS }
+      })
     ),
     {
       summary: "The public keys that verify the user tokens issued here (JWKS).",

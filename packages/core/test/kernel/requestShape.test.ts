@@ -83,3 +83,50 @@ describe("POST /v1/kernel/sign names the chain it does not serve", () => {
     expect(named.body.detail).toContain('"nowhere"')
   })
 })
+
+describe("the kernel's rules on a request's shape answer as a field problem", () => {
+  let bearer: Record<string, string>
+  beforeAll(async () => {
+    const granted = await post("/v1/auth", { client_id: "app-1", client_secret: "secret-1" })
+    bearer = { authorization: `Bearer ${String(granted.body.access_token)}` }
+  })
+  const refused = (path: string, message: string) => ({
+    status: 400,
+    body: {
+      type: "urn:walletgate:problem:invalid_request",
+      title: "Invalid request",
+      status: 400,
+      detail: "1 field is invalid.",
+      code: "invalid_request",
+      errors: [{ path, message }]
+    }
+  })
+
+  it("POST /v1/kernel/txStatus refuses none, or more than one, of userOpHash, id and txHash", async () => {
+    const hash = `0x${"ab".repeat(32)}`
+    for (const body of [{}, { userOpHash: hash, txHash: hash }, { id: "x", txHash: hash }]) {
+      const answer = await post("/v1/kernel/txStatus", body, bearer)
+      expect(answer).toEqual(refused("", "Expected exactly one of userOpHash, id and txHash"))
+    }
+  })
+
+  it("?wait must be whole seconds from 0 to 10, on /v1/kernel/tx and /v1/kernel/txStatus", async () => {
+    const batch = { userId: "phone:alice", chain: "nowhere", to: [`0x${"de".repeat(20)}`], value: ["0"], data: ["0x"] }
+    for (const wait of ["11", "-1", "1.5", "x", "100", "010"]) {
+      for (const [path, body] of [
+        ["/v1/kernel/tx", batch],
+        ["/v1/kernel/txStatus", { id: "x" }]
+      ] as const) {
+        const answer = await post(`${path}?wait=${wait}`, body, bearer)
+        expect(answer).toEqual(refused("/query/wait", "Expected whole seconds from 0 to 10"))
+      }
+    }
+    // Within the bounds (and an empty value, which is none) the request goes on, to the chain it names.
+    for (const wait of ["", "0", "10", "07"]) {
+      expect(await post(`/v1/kernel/tx?wait=${wait}`, batch, bearer)).toMatchObject({
+        status: 400,
+        body: { code: "unsupported_chain" }
+      })
+    }
+  })
+})
