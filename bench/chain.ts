@@ -1,7 +1,8 @@
 // A batch of calls through walletgate's ERC-4337 pipeline beside a plain transaction sent with viem, on a devnet
-// (anvil + alto) with 1 s blocks as a real network has, then on automine.
+// (anvil + alto) with 1 s blocks as a real network has (RUNS: 20 at a time for 100 users, then 100 at a time for 500
+// users, on the same devnet), then on automine.
 //
-// Each side runs BATCHES requests for USERS users, CONCURRENCY at a time, each timed from the request to its
+// Each side runs `batches` requests for `users` users, `concurrency` at a time, each timed from the request to its
 // inclusion. walletgate: `POST /v1/kernel/tx?wait=10` (3 calls from the user's Safe, sponsored by the paymaster;
 // every Safe deployed by a first batch before the clock starts), in process through `gateway.fetch`. viem: one
 // EOA per user, `sendTransaction` then `waitForTransactionReceipt`. The gateway talks to anvil and alto through a
@@ -19,9 +20,17 @@ import { createWalletClient, type Hex, http, parseEther, toHex } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
 import { keepResults, printTable } from "./table.ts"
 
-const USERS = 100
-const BATCHES = 200
-const CONCURRENCY = 20
+/** One load: `batches` requests for `users` users, `concurrency` at a time. */
+interface Load {
+  readonly users: number
+  readonly batches: number
+  readonly concurrency: number
+}
+/** The loads on 1 s blocks, in order on one devnet (the second's first users' Safes are deployed by the first). */
+const RUNS: ReadonlyArray<Load> = [
+  { users: 100, batches: 200, concurrency: 20 },
+  { users: 500, batches: 1_000, concurrency: 100 }
+]
 const CLIENT = { clientId: "wgc_bench", clientSecret: "wgs_bench_secret" }
 
 /** A JSON-RPC proxy to `target` that notes the methods of each call it forwards in `calls`, in order. */
@@ -83,7 +92,7 @@ const load = async (count: number, concurrency: number, task: (n: number) => Pro
   return { perSecond: count / seconds, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) }
 }
 
-const measure = async (devnet: Devnet, blocks: string) => {
+const measure = async (devnet: Devnet, blocks: string, { users, batches, concurrency }: Load) => {
   // The calls to the node and to the bundler, in the order they were made.
   const calls: Array<ReadonlyArray<string>> = []
   const node = await countingProxy(devnet.anvil.rpcUrl, calls)
@@ -92,7 +101,16 @@ const measure = async (devnet: Devnet, blocks: string) => {
   const gateway = makeGateway({
     ports: embeddedPorts({
       masterSecret: "bench-master-secret-0123456789abcdef",
-      networks: [{ ...devnet.network, rpcUrl: node.url, erc4337: { ...erc4337, bundlerUrl: bundler.url } }],
+      // The app's and the network's hourly gas budgets raised: 500 Safes deployed (≈ 0.4 M gas each) and 1,000
+      // batches spend twice the test networks' default 100 M per app, which would be answered 429.
+      networks: [
+        {
+          ...devnet.network,
+          rpcUrl: node.url,
+          erc4337: { ...erc4337, bundlerUrl: bundler.url },
+          spend: { perApp: 10_000_000_000, perNetwork: 10_000_000_000 }
+        }
+      ],
       apps: [{ ...CLIENT, secretHash: hashClientSecret(CLIENT.clientSecret), providers: [], testMode: true }]
     }),
     loggers: []
@@ -121,7 +139,7 @@ const measure = async (devnet: Devnet, blocks: string) => {
     const answer = await call(
       "/v1/kernel/tx?wait=10",
       {
-        userId: `test:bench-${n % USERS}`,
+        userId: `test:bench-${n % users}`,
         chain: devnet.network.slug,
         to: [target(n), target(n + 1), target(n + 2)],
         value: ["0", "0", "0"],
@@ -141,30 +159,34 @@ const measure = async (devnet: Devnet, blocks: string) => {
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getUserOperationReceipt", params: [userOpHash] })
     })
-    return BigInt(((await answer.json()) as { result: { actualGasUsed: Hex } }).result.actualGasUsed)
+    // None when the operation was not included (its batch is then among the unconfirmed, printed below).
+    const used = ((await answer.json()) as { result?: { actualGasUsed: Hex } | null }).result?.actualGasUsed
+    return used === undefined ? undefined : BigInt(used)
   }
-  // Every user's Safe deployed first (deploying operations go alone), the gas of one such batch kept.
-  let deployedOne: Record<string, unknown> = {}
-  await load(USERS, CONCURRENCY, async (n) => {
-    deployedOne = await batch(n)
+  // Every user's Safe deployed first (deploying operations go alone), the gas of the last user's kept: a Safe no
+  // earlier load on the same devnet deployed.
+  let deployedLast: Record<string, unknown> = {}
+  await load(users, concurrency, async (n) => {
+    const answer = await batch(n)
+    if (n === users - 1) deployedLast = answer
   })
-  const gasWithDeployment = await gasOf(deployedOne.userOpHash)
+  const gasWithDeployment = await gasOf(deployedLast.userOpHash)
   const cpu = () => {
     const own = process.cpuUsage()
     return [cpuSecondsOf(devnet.anvil.port), cpuSecondsOf(devnet.alto.port), (own.user + own.system) / 1e6]
   }
   const cpuBefore = cpu()
   calls.length = 0
-  const walletgate = await load(BATCHES, CONCURRENCY, async (n) => void (await batch(n)))
+  const walletgate = await load(batches, concurrency, async (n) => void (await batch(n)))
   const chainCpu = cpu().map((seconds, index) => seconds - (cpuBefore[index] ?? 0))
-  const callsPerBatch = calls.length / BATCHES
+  const callsPerBatch = calls.length / batches
   calls.length = 0
-  const lone = await batch(BATCHES)
+  const lone = await batch(batches)
   const roundTrips = calls.findIndex((methods) => methods.includes("eth_sendUserOperation"))
   const beforeSend = calls.slice(0, roundTrips).map((methods) => methods.join("+"))
   const gas = await gasOf(lone.userOpHash)
 
-  const senders = Array.from({ length: USERS }, (_, n) =>
+  const senders = Array.from({ length: users }, (_, n) =>
     createWalletClient({
       chain: devnet.chain,
       account: mnemonicToAccount(anvilMnemonic, { addressIndex: 20 + n }),
@@ -174,8 +196,8 @@ const measure = async (devnet: Devnet, blocks: string) => {
   )
   for (const sender of senders) await devnet.setBalance(sender.account.address, parseEther("1"))
   let plainGas = 0n
-  const viem = await load(BATCHES, CONCURRENCY, async (n) => {
-    const sender = senders[n % USERS]
+  const viem = await load(batches, concurrency, async (n) => {
+    const sender = senders[n % users]
     if (sender === undefined) throw new Error("no sender")
     const hash = await sender.sendTransaction({ to: target(n), value: 0n })
     plainGas = (await devnet.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 100 })).gasUsed
@@ -186,7 +208,20 @@ const measure = async (devnet: Devnet, blocks: string) => {
   if (unconfirmed.length > 0)
     console.log(`${blocks}: ${unconfirmed.length} batches not confirmed: ${unconfirmed.join("; ")}`)
   console.log(`${blocks}: before eth_sendUserOperation: ${beforeSend.join(", ")}`)
-  const figures = { blocks, beforeSend, walletgate, viem, roundTrips, gas, gasWithDeployment, plainGas, chainCpu }
+  const figures = {
+    blocks,
+    users,
+    batches,
+    concurrency,
+    beforeSend,
+    walletgate,
+    viem,
+    roundTrips,
+    gas,
+    gasWithDeployment,
+    plainGas,
+    chainCpu
+  }
   return { ...figures, callsPerBatch, unconfirmed: unconfirmed.length }
 }
 
@@ -196,7 +231,9 @@ export const run = async (): Promise<void> => {
   for (const blockTimeSeconds of [1, undefined]) {
     const devnet = await startDevnet(blockTimeSeconds === undefined ? {} : { blockTimeSeconds })
     try {
-      results.push(await measure(devnet, blockTimeSeconds === undefined ? "automine" : `${blockTimeSeconds} s blocks`))
+      for (const each of blockTimeSeconds === undefined ? RUNS.slice(0, 1) : RUNS) {
+        results.push(await measure(devnet, blockTimeSeconds === undefined ? "automine" : `${blockTimeSeconds} s`, each))
+      }
     } finally {
       await devnet.stop()
     }
@@ -204,6 +241,7 @@ export const run = async (): Promise<void> => {
   printTable(
     [
       "blocks",
+      "c / users",
       "walletgate batch/s",
       "viem tx/s",
       "× throughput",
@@ -215,6 +253,7 @@ export const run = async (): Promise<void> => {
     ],
     results.map((r) => [
       r.blocks,
+      `${r.concurrency} / ${r.users}`,
       r.walletgate.perSecond.toFixed(1),
       r.viem.perSecond.toFixed(1),
       (r.walletgate.perSecond / r.viem.perSecond).toFixed(2),
@@ -222,7 +261,7 @@ export const run = async (): Promise<void> => {
       `${r.walletgate.p99.toFixed(0)} / ${r.viem.p99.toFixed(0)}`,
       String(r.roundTrips),
       r.callsPerBatch.toFixed(1),
-      `${r.chainCpu.map((seconds) => seconds.toFixed(1)).join(" / ")} (${(BATCHES / r.walletgate.perSecond).toFixed(1)})`
+      `${r.chainCpu.map((seconds) => seconds.toFixed(1)).join(" / ")} (${(r.batches / r.walletgate.perSecond).toFixed(1)})`
     ])
   )
   const first = results[0]
@@ -232,9 +271,6 @@ export const run = async (): Promise<void> => {
     )
   }
   keepResults("chain", {
-    users: USERS,
-    batches: BATCHES,
-    concurrency: CONCURRENCY,
     results: results.map((r) => ({
       ...r,
       gas: `${r.gas}`,

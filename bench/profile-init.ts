@@ -62,6 +62,9 @@ const bundleFor = async (target: string, dir: string): Promise<string> => {
   return outfile
 }
 
+/** How many calls deep the work below the top level is shown. */
+const TREE_DEPTH = 4
+
 const main = async () => {
   const target = process.argv[2] ?? "signIn"
   const runs = Number(process.argv[3] ?? 5)
@@ -107,6 +110,8 @@ const main = async () => {
   const selfByFunction = new Map<string, number>()
   const topLevel = new Map<string, number>()
   const topLevelSelf = new Map<string, number>()
+  /** Inclusive time by call path below the top level, TREE_DEPTH calls deep (`a > b > c`), Effect's frames left out. */
+  const belowTop = new Map<string, number>()
   const add = (map: Map<string, number>, key: string, us: number) => map.set(key, (map.get(key) ?? 0) + us)
   const files = (await readdir(profiles)).filter((name) => name.endsWith(".cpuprofile"))
   for (const name of files) {
@@ -144,14 +149,22 @@ const main = async () => {
       }
       const fn = `${where(node, node.callFrame.lineNumber + 1)} ${node.callFrame.functionName || "(anonymous)"}`
       add(selfByFunction, isTop(node) ? `${fn} (top level)` : fn, us)
-      // Attribute the sample to the child of the top-level code it ran under (inclusive), if any.
+      // Attribute the sample to the child of the top-level code it ran under (inclusive), if any, and to the path of
+      // calls below that child.
+      const nameOf = (each: ProfileNode) =>
+        `${where(each, each.callFrame.lineNumber + 1)} ${each.callFrame.functionName || "(anonymous)"}`
+      const path: Array<string> = []
       let current: ProfileNode | undefined = node
       while (current !== undefined) {
+        // Effect's own frames (its fiber loop) are left out of the path: they would fill it.
+        if (!nameOf(current).startsWith("effect/")) path.unshift(nameOf(current))
         const up = parent.get(current.id)
         const above = up === undefined ? undefined : byId.get(up)
-        if (isTop(above) && current !== undefined) {
-          const callee = `${where(current, current.callFrame.lineNumber + 1)} ${current.callFrame.functionName || "(anonymous)"}`
-          add(topLevel, callee, us)
+        if (isTop(above)) {
+          add(topLevel, nameOf(current), us)
+          for (let depth = 2; depth <= Math.min(TREE_DEPTH, path.length); depth++) {
+            add(belowTop, path.slice(0, depth).join(" > "), us)
+          }
           break
         }
         current = above
@@ -176,6 +189,11 @@ const main = async () => {
   printTable(["module", "self"], sorted(topLevelSelf, 20))
   console.log("\nwork called from the bundle's top level (inclusive)\n")
   printTable(["callee", "inclusive"], sorted(topLevel, 25))
+  console.log(`\nbelow those callees, ${TREE_DEPTH} calls deep, Effect's frames left out (inclusive, from 1 ms)\n`)
+  printTable(
+    ["calls", "inclusive"],
+    sorted(belowTop, belowTop.size).filter(([path]) => (belowTop.get(path ?? "") ?? 0) / n >= 1_000)
+  )
   await rm(dir, { recursive: true, force: true })
 }
 

@@ -15,23 +15,35 @@ export interface Answer {
 
 /** Phone sign-in: 200 for a test phone (no SMS sent). */
 export const SIGN_IN_PATH = "/functions/v1/signInWithOTP"
+/** Phone sign-in's second step: the code for a session (a user JWT). */
+export const VERIFY_PATH = "/functions/v1/verifyOTP"
 /** The code every test phone takes. */
 export const TEST_CODE = "123456"
 /** Test phone `n`: +1 415 200-0000, +1 415 200-0001, …, all the same length, so every body has the same size. */
 export const testPhone = (n: number): string => `+1415${2_000_000 + n}`
 
-/** One kind of request, with the status both servers must answer. */
+/** A request that runs a domain effect for a fresh phone: its path and its body for the phone and its code. */
+export interface PhoneRequest {
+  readonly path: string
+  readonly body: (phone: string, code: string) => string
+}
+
+/** One kind of request, with the status every server must answer. */
 export interface RequestKind {
   readonly name: string
   readonly method: "GET" | "POST" | "OPTIONS"
   readonly path: string
   readonly headers?: Readonly<Record<string, string>>
-  /** The body of the `n`th request, for the request that runs a domain effect. */
-  readonly body?: (n: number) => string
+  /** The body, for the requests that run a domain effect: each for a fresh phone. */
+  readonly body?: PhoneRequest["body"]
+  /** The sign-in sends the phone its code first, outside the measure (the server tells the code it sent). */
+  readonly afterSend?: true
+  /** The same request to the peer (better-auth's phone-number plugin), where it has one. */
+  readonly peer?: PhoneRequest
   readonly status: number
 }
 
-/** The request kinds measured: those that run no domain effect, then the sign-in, which does. */
+/** The request kinds measured: those that run no domain effect, then the sign-in's two steps, which do. */
 export const requestKinds: ReadonlyArray<RequestKind> = [
   { name: "GET unknown path (404)", method: "GET", path: "/v1/no-such-endpoint", status: 404 },
   { name: "GET on a POST route (405)", method: "GET", path: SIGN_IN_PATH, status: 405 },
@@ -49,7 +61,20 @@ export const requestKinds: ReadonlyArray<RequestKind> = [
     name: "POST signInWithOTP",
     method: "POST",
     path: SIGN_IN_PATH,
-    body: (n) => `{"phone":"${testPhone(n)}"}`,
+    body: (phone) => `{"phone":"${phone}"}`,
+    peer: { path: "/api/auth/phone-number/send-otp", body: (phone) => `{"phoneNumber":"${phone}"}` },
+    status: 200
+  },
+  {
+    name: "POST verifyOTP",
+    method: "POST",
+    path: VERIFY_PATH,
+    body: (phone, code) => `{"phone":"${phone}","token":"${code}"}`,
+    afterSend: true,
+    peer: {
+      path: "/api/auth/phone-number/verify",
+      body: (phone, code) => `{"phoneNumber":"${phone}","code":"${code}"}`
+    },
     status: 200
   }
 ]

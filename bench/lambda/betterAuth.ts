@@ -1,21 +1,11 @@
-// The peer of the sign-in function: better-auth with its phone-number plugin on its memory adapter, as a Lambda
-// handler of HTTP API (v2) events. `POST …/signInWithOTP {"phone"}` is better-auth's
-// `POST /api/auth/phone-number/send-otp {"phoneNumber"}`; every other request goes to better-auth as it is. The code
-// goes nowhere (walletgate's runs with WALLETGATE_SMS=console, whose log the benchmark discards). bench/lambda.ts
-// bundles it as the example's functions are bundled and measures it beside them.
-import { betterAuth } from "better-auth"
-import { memoryAdapter } from "better-auth/adapters/memory"
-import { phoneNumber } from "better-auth/plugins/phone-number"
+// The peer of the sign-in function: better-auth's phone-number plugin (bench/betterAuth.ts) as a Lambda handler of
+// HTTP API (v2) events. `POST …/signInWithOTP {"phone"}` is better-auth's `POST /api/auth/phone-number/send-otp
+// {"phoneNumber"}`; every other request goes to better-auth as it is. The code goes nowhere (walletgate's runs with
+// WALLETGATE_SMS=console, whose log the benchmark discards). bench/lambda.ts bundles it as the example's functions are
+// bundled and measures it beside them.
+import { makeBetterAuth } from "../betterAuth.ts"
 
-const auth = betterAuth({
-  baseURL: "http://localhost",
-  secret: process.env.WALLETGATE_MASTER_SECRET ?? "",
-  database: memoryAdapter({ user: [], session: [], account: [], verification: [] }),
-  // The benchmark's sign-ins come from other phones; its own limits would answer 429 as walletgate's do.
-  rateLimit: { enabled: false },
-  plugins: [phoneNumber({ sendOTP: () => {} })]
-})
-
+const auth = makeBetterAuth(process.env.WALLETGATE_MASTER_SECRET ?? "", () => {})
 /** An HTTP API (v2) event: what the handler reads of it. */
 interface Event {
   readonly rawPath?: string

@@ -1,3 +1,4 @@
+import { createHash, createPrivateKey, createPublicKey, type KeyObject } from "node:crypto"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -8,7 +9,6 @@ import {
   exportJWK,
   generateKeyPair,
   importJWK,
-  importPKCS8,
   type JWK,
   type JWTPayload,
   jwtVerify,
@@ -90,24 +90,32 @@ export class SigningKeys extends Context.Service<
     )
 
   /**
-   * A configured private key: a JWK (with its `alg`, or given), a PKCS#8 PEM string, or a WebCrypto key already
-   * imported (extractable, to publish its public half).
+   * A configured private key: a JWK (with its `alg`, or given), a PKCS#8 PEM string or a node `KeyObject` (read with
+   * node:crypto, turned into a WebCrypto key on the first signature), or a WebCrypto key already imported
+   * (extractable, to publish its public half).
    */
   static readonly fromPrivateKey = (options: {
     readonly issuer: string
     readonly algorithm: SigningAlgorithm
-    readonly privateKey: JWK | string | CryptoKey
+    readonly privateKey: JWK | string | CryptoKey | KeyObject
   }) =>
     Layer.effect(
       SigningKeys,
       Effect.gen(function* () {
         const { algorithm, privateKey } = options
+        if (typeof privateKey === "string" || isKeyObject(privateKey)) {
+          // Read with node:crypto, which is loaded anyway: WebCrypto's key import (≈ 3–9 ms of a cold start, most of
+          // it loading node's WebCrypto key code) waits for the first signature, which jose makes from the KeyObject.
+          const refused = new TypeError(`the signing key is not a private ${algorithm} key (PKCS#8 PEM)`)
+          const key = yield* Effect.try({
+            try: () => (typeof privateKey === "string" ? createPrivateKey(privateKey) : privateKey),
+            catch: () => refused
+          }).pipe(Effect.orDie)
+          if (!fitsAlgorithm(key, algorithm)) return yield* Effect.die(refused)
+          return yield* makeSigningKeys(options.issuer, algorithm, key, publicJwkOf(key))
+        }
         const key = yield* Effect.promise(async () =>
-          typeof privateKey === "string"
-            ? importPKCS8(privateKey, algorithm, { extractable: true })
-            : privateKey instanceof CryptoKey
-              ? privateKey
-              : importJWK(privateKey, algorithm, { extractable: true })
+          privateKey instanceof CryptoKey ? privateKey : importJWK(privateKey, algorithm, { extractable: true })
         )
         if (key instanceof Uint8Array) return yield* Effect.die(new TypeError("a symmetric key cannot sign"))
         const {
@@ -124,9 +132,33 @@ export class SigningKeys extends Context.Service<
     )
 }
 
-const makeSigningKeys = (issuer: string, algorithm: SigningAlgorithm, privateKey: CryptoKey, publicJwk: JWK) =>
+const isKeyObject = (key: JWK | CryptoKey | KeyObject): key is KeyObject =>
+  "asymmetricKeyType" in key && typeof key.export === "function"
+
+/** Whether `key` is a private key of `algorithm`: Ed25519 for EdDSA, P-256 for ES256. */
+const fitsAlgorithm = (key: KeyObject, algorithm: SigningAlgorithm) =>
+  key.type === "private" &&
+  (algorithm === "EdDSA"
+    ? key.asymmetricKeyType === "ed25519"
+    : key.asymmetricKeyType === "ec" && key.asymmetricKeyDetails?.namedCurve === "prime256v1")
+
+/** The public half of a node private key as a JWK with its RFC 7638 thumbprint as `kid`, by node:crypto alone. */
+const publicJwkOf = (key: KeyObject): JWK => {
+  const jwk = createPublicKey(key).export({ format: "jwk" })
+  // RFC 7638: the required members in lexicographic order, no whitespace (OKP: crv, kty, x; EC: crv, kty, x, y).
+  const members =
+    jwk.kty === "EC" ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y } : { crv: jwk.crv, kty: jwk.kty, x: jwk.x }
+  return { ...jwk, kid: createHash("sha256").update(JSON.stringify(members)).digest("base64url") }
+}
+
+const makeSigningKeys = (
+  issuer: string,
+  algorithm: SigningAlgorithm,
+  privateKey: CryptoKey | KeyObject,
+  publicJwk: JWK
+) =>
   Effect.gen(function* () {
-    const kid = yield* Effect.promise(() => calculateJwkThumbprint(publicJwk))
+    const kid = publicJwk.kid ?? (yield* Effect.promise(() => calculateJwkThumbprint(publicJwk)))
     const published: JWK = { ...publicJwk, kid, alg: algorithm, use: "sig" }
     const jwks = { keys: [published] }
     const keySet = createLocalJWKSet({ keys: [published] })

@@ -1,10 +1,10 @@
+import { createPrivateKey } from "node:crypto"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import { importPKCS8 } from "jose"
 import type { ClientStatuses } from "../auth/clientStatuses"
 import { ExternalIssuerConfig } from "../auth/IdentityProviders"
 import { SigningKeys } from "../auth/SigningKeys"
@@ -280,15 +280,16 @@ export const signingKeysFromEnv = (issuer: string): Layer.Layer<never, Configura
       // Unset: no layer, so the embedded ephemeral key stays. (A layer that provides a service is one that
       // provides nothing more: its output is contravariant, so either fits `Layer<never>`.)
       if (Option.isNone(key)) return Layer.empty
-      // Imported once, here: a key that does not import fails the start with the setting named.
-      const privateKey = yield* Effect.tryPromise({
-        try: () => importPKCS8(Redacted.value(key.value), "EdDSA", { extractable: true }),
-        catch: () =>
-          new ConfigurationError(
-            signingKeyDoc.name,
-            `${signingKeyDoc.name} is not an Ed25519 private key in PKCS#8 PEM: expected "-----BEGIN PRIVATE KEY-----" …, for example ${signingKeyDoc.name}=${signingKeyDoc.example}`
-          )
+      // Read once, here (node:crypto): a key that does not read as Ed25519 fails the start with the setting named.
+      const notEd25519 = new ConfigurationError(
+        signingKeyDoc.name,
+        `${signingKeyDoc.name} is not an Ed25519 private key in PKCS#8 PEM: expected "-----BEGIN PRIVATE KEY-----" …, for example ${signingKeyDoc.name}=${signingKeyDoc.example}`
+      )
+      const privateKey = yield* Effect.try({
+        try: () => createPrivateKey({ key: Redacted.value(key.value), format: "pem" }),
+        catch: () => notEd25519
       })
+      if (privateKey.asymmetricKeyType !== "ed25519") return yield* Effect.fail(notEd25519)
       return SigningKeys.fromPrivateKey({ issuer, algorithm: "EdDSA", privateKey })
     })
   )
