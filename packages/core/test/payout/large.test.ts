@@ -151,7 +151,7 @@ describe("large payouts in several operations (anvil + alto)", () => {
 describe("large payouts through a bundler that refuses some parts (anvil + alto)", () => {
   let f: Fixture
   // One key per account: each test's parts stay within the default budget of one API key (50 M gas an hour).
-  const keys = new Map<Address, string>()
+  const keys = new Map<string, string>()
   const keyOf = (from: Address) => keys.get(from) ?? ""
   const account = {} as Record<"paced" | "unsent" | "refused", Address>
 
