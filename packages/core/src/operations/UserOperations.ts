@@ -76,6 +76,8 @@ export interface SubmitOptions {
    * submission uses it at the same time.
    */
   readonly recordId?: string
+  /** The least call gas the operation is signed with, whatever the bundler's estimate (a payout part's counted gas). */
+  readonly callGasFloor?: bigint
 }
 
 /** Settings of {@link UserOperations.layer}. */
@@ -165,12 +167,13 @@ export class UserOperations extends Context.Service<
           account: SafeAccount,
           state: AccountChainState,
           intent: OperationIntent,
-          spender: GasPayer,
-          nonce: OperationNonce | undefined,
+          /** Who pays, the fixed nonce (if any) and the call gas floor (if any), as submitted. */
+          submitted: Pick<SubmitOptions, "spender" | "nonce" | "callGasFloor">,
           /** The record's id and the operation's nonce when the caller chose them (see {@link RecordSlot}). */
           recordAs?: RecordSlot
         ) =>
           Effect.gen(function* () {
+            const { spender, nonce, callGasFloor } = submitted
             const settings = yield* settingsOf(network)
             const fees = capFees(state.fees, state.baseFeePerGas, settings.feeCaps)
             if (fees === undefined) return yield* new GasPriceAboveCap({ network: network.slug })
@@ -186,6 +189,7 @@ export class UserOperations extends Context.Service<
               signers: [owner],
               ...(opNonce === undefined ? {} : { nonceKey: opNonce.key, nonceSequence: opNonce.sequence }),
               ...(sponsor === undefined ? {} : { sponsor }),
+              ...(callGasFloor === undefined ? {} : { callGasFloor }),
               // The spend policy, before anything is sponsored or signed: a refusal costs nothing.
               approveGas: (gas: bigint) =>
                 spend.reserve(network, spender, gas).pipe(
@@ -292,8 +296,7 @@ export class UserOperations extends Context.Service<
               submission.recordId === undefined
                 ? undefined
                 : { id: submission.recordId, nonce: submission.nonce ?? { key: randomNonceKey(), sequence: 0n } }
-            if (state.deployed)
-              return yield* send(network, owner, account, state, intent, submission.spender, submission.nonce, fixedId)
+            if (state.deployed) return yield* send(network, owner, account, state, intent, submission, fixedId)
             // An undeployed Safe: its deploying operation must go alone (another one carrying the same initCode is
             // refused with AA10). The deploy lock is held only inside this request, at most `deployWaitMs`.
             const lock = yield* locks.acquire(`deploy:${network.chainId}:${account.address}`, deployWaitMs + 10_000)
@@ -301,31 +304,13 @@ export class UserOperations extends Context.Service<
               const deployed = yield* isDeployed(network, account.address)
               if (deployed) {
                 yield* lock.release
-                return yield* send(
-                  network,
-                  owner,
-                  account,
-                  { ...state, deployed },
-                  intent,
-                  submission.spender,
-                  submission.nonce,
-                  fixedId
-                )
+                return yield* send(network, owner, account, { ...state, deployed }, intent, submission, fixedId)
               }
               const recordAs: RecordSlot = fixedId ?? {
                 id: yield* newRecordId,
                 nonce: submission.nonce ?? { key: randomNonceKey(), sequence: 0n }
               }
-              const record = yield* send(
-                network,
-                owner,
-                account,
-                state,
-                intent,
-                submission.spender,
-                submission.nonce,
-                recordAs
-              ).pipe(
+              const record = yield* send(network, owner, account, state, intent, submission, recordAs).pipe(
                 Effect.catch((refusal) =>
                   Effect.gen(function* () {
                     // AA10: the Safe was deployed (or another deploying operation waits in the bundler) after it was
@@ -350,8 +335,7 @@ export class UserOperations extends Context.Service<
                       account,
                       { ...state, deployed: true },
                       intent,
-                      submission.spender,
-                      submission.nonce,
+                      submission,
                       recordAs
                     )
                   })

@@ -145,6 +145,12 @@ export interface PrepareSafeOperation {
   readonly validity?: SafeOperationValidity
   /** `{ kind: "estimate" }` when absent. */
   readonly gas?: GasSource
+  /**
+   * The least call gas the operation is signed with, whatever the estimate: the caller's own count of what its calls
+   * can need (a payout part: recipients cold and not existing yet). A bundler's estimate is the least gas the calls
+   * needed in the state it simulated, which may be warmer (EIP-2929) than the one they execute in.
+   */
+  readonly callGasFloor?: bigint
 }
 
 /**
@@ -261,9 +267,10 @@ export const prepareSafeOperation = <E = never, R = never>(
       )
     })
 
+    const floor = input.callGasFloor ?? 0n
     const withGas: SafeOperationFields = {
       ...base,
-      callGasLimit: limits.callGasLimit,
+      callGasLimit: limits.callGasLimit > floor ? limits.callGasLimit : floor,
       verificationGasLimit: limits.verificationGasLimit,
       preVerificationGas: limits.preVerificationGas
     }

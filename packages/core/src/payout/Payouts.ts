@@ -29,7 +29,7 @@ import type { IdempotencyInFlight } from "../state/IdempotencyStore"
 import { OutcomeUnknown } from "../state/IdempotencyStore"
 import { TransactionLog, type TxRecord } from "../state/TransactionLog"
 import type { ApiKeyRecord } from "./ApiKeys"
-import { AutomationAccounts, automationSafe, NATIVE_ASSET } from "./accounts"
+import { AutomationAccounts, automationSafe } from "./accounts"
 import {
   AccountNotFound,
   type AmountPrecision,
@@ -46,7 +46,7 @@ import {
 import { isManifest, type PartServices, partsNow, payoutOfPart, sendParts } from "./parts"
 import { explicitTransfers, planNonce, planTransfers, planTurnTaken } from "./planning"
 import type { DisperseRequest, PayoutResponse } from "./schemas"
-import { MAX_PARTS, type PartRange, splitPayout, splitPlan } from "./split"
+import { MAX_PARTS, type PartRange, splitPayout, splitPlan, transferKind } from "./split"
 import { checkExplicit, disperseCalls, shownDetails } from "./transfers"
 import { asPayoutError, payTurn, previousTurnSettled } from "./turns"
 import { payoutView, splitPayoutView } from "./views"
@@ -222,10 +222,7 @@ export class Payouts extends Context.Service<
         // A plan payout of one operation: its turn is the plan nonce, which that operation takes.
         const split =
           plan === undefined
-            ? splitPayout(
-                planned.transfers.map((transfer) => (transfer.asset === NATIVE_ASSET ? "native" : "token")),
-                network.spend.payoutCeiling
-              )
+            ? splitPayout(planned.transfers.map(transferKind), network.spend.payoutCeiling)
             : ({ _tag: "Parts", parts: [{ from: 0, to: planned.transfers.length }] } as const)
         if (split._tag === "TooManyParts") {
           return yield* new InvalidPayout({

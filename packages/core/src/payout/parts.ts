@@ -17,7 +17,7 @@ import { isFinalStatus, type TransactionLog, type TxRecord } from "../state/Tran
 import { payoutProblems } from "./errors"
 import { PLAN_PAYOUT_NONCE_KEY } from "./planning"
 import type { PayoutOperation, Transfer } from "./schemas"
-import { type PartRange, partNonceKey, planPartNonceKey } from "./split"
+import { type PartRange, partCallGasFloor, partNonceKey, planPartNonceKey, transferKind } from "./split"
 import { disperseCalls } from "./transfers"
 
 // A payout larger than one operation may be (docs/paymagic.md, "Large payouts"): a manifest record (its transfers and
@@ -160,7 +160,9 @@ const sendPart = (
           intent: { calls: disperseCalls(transfers), kind: "payout", owner: manifest.owner, details: partDetails },
           spender: context.payer,
           nonce: partNonce(manifest, index),
-          recordId: id
+          recordId: id,
+          // Whatever the bundler's estimate: it may have been taken after an earlier part warmed what this one touches.
+          callGasFloor: partCallGasFloor(transfers.map(transferKind))
         })
         .pipe(
           // Every part links the request's key to the payout (its manifest), never to the part: a retry answers the

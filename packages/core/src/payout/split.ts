@@ -4,6 +4,10 @@ import { NATIVE_ASSET, type PayoutPlan } from "./accounts"
 /** How one transfer is paid: the native coin as a call's value, or an ERC-20's `transfer`. */
 export type TransferKind = "native" | "token"
 
+/** How a transfer of `asset` is paid. */
+export const transferKind = (transfer: { readonly asset: string }): TransferKind =>
+  getAddress(transfer.asset) === NATIVE_ASSET ? "native" : "token"
+
 /**
  * The gas one transfer is counted for when a payout is split, whatever its recipient: a native transfer to an
  * account that does not exist yet (25,000 to create it, 9,000 for the value, the cold access, MultiSend's loop) and an
@@ -18,6 +22,25 @@ export const TRANSFER_GAS: { readonly [K in TransferKind]: number } = { native: 
  * paymaster, pre-verification and the deployment of a Safe not deployed yet (the first part's).
  */
 export const OPERATION_OVERHEAD_GAS = 500_000
+
+/**
+ * The call gas of a part besides its transfers' counted gas: the Safe's module path around the batch
+ * (Safe4337Module → `execTransactionFromModule` → MultiSendCallOnly, and the SafeL2's event that logs the batch, about
+ * 1,000 gas a transfer: 116,814 gas outside MultiSend around 87 transfers on the devnet) and what the five nested calls
+ * keep back (each passes at most 63/64 of its gas on: the MultiSend loop gets about 92 % of the call gas).
+ */
+export const PART_CALL_OVERHEAD_GAS = 100_000
+
+/**
+ * The least call gas a part is signed with (`callGasLimit`), whatever the bundler estimated: its transfers' counted
+ * gas ({@link TRANSFER_GAS}: a cold recipient that does not exist yet) and {@link PART_CALL_OVERHEAD_GAS}. A bundler
+ * estimates the calls after simulating the operations pending in its mempool that it deems related (alto: every one
+ * with the same paymaster, so the payout's earlier parts), with no margin: an estimate taken after an earlier part
+ * warmed the Safe's shared state, or created or warmed a recipient, falls short when the part executes before it.
+ * Within the ceiling: the split counts each part at most {@link CEILING_FILL} of it, less {@link OPERATION_OVERHEAD_GAS}.
+ */
+export const partCallGasFloor = (kinds: ReadonlyArray<TransferKind>): bigint =>
+  BigInt(kinds.reduce((sum, kind) => sum + TRANSFER_GAS[kind], PART_CALL_OVERHEAD_GAS))
 
 /** The share of the network's per-operation ceiling a part is filled to: the bundler's estimates carry margins. */
 export const CEILING_FILL = 0.8
@@ -92,7 +115,7 @@ export const planPartNonceKey = (account: Address, turn: bigint, index: number):
  * operation, refused by the ceiling).
  */
 export const splitPlan = (plan: PayoutPlan, ceiling: number): ReadonlyArray<PartRange> | undefined => {
-  const kind = getAddress(plan.asset) === NATIVE_ASSET ? "native" : "token"
+  const kind = transferKind(plan)
   const split = splitPayout(
     plan.recipients.map(() => kind),
     ceiling

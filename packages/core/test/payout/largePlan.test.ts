@@ -102,15 +102,15 @@ describe("plan payouts in several operations (anvil + alto)", () => {
     const next = await payout("keyed")
     expect(next.status).toBe(200)
     expect(next.body.id).not.toBe(first?.body.id)
-    // Final: every part executed once. (Whether its calls succeeded is not asserted: on this devnet the last part of
-    // this second turn, 76 transfers to recipients that exist now, ends `reverted` with no revert reason after about 1 M gas
-    // (apparently out of gas as estimated) in every run: the devnet's defect large.test.ts reports too, to be looked
-    // into on its own.)
+    // Every part of it paid, the last one too: 76 transfers to recipients that exist now, estimated by the bundler after
+    // simulating the earlier parts pending in its mempool (a warmer state than it may execute in) and bundled with one
+    // of them. Signed with the bundler's estimate alone it ended `reverted`, out of gas, in every run.
     const nextFinal = await f.final(account.keyed, next.body.id, keys.keyed)
-    expect(["confirmed", "partial"]).toContain(nextFinal.body.status)
-    expect(await f.executed(account.keyed)).toHaveLength(6)
+    expect(nextFinal.body).toMatchObject({ status: "confirmed", meta: { status: "paid" } })
+    const executed = await f.executed(account.keyed)
+    expect(executed.map((event) => event.args.success)).toEqual([true, true, true, true, true, true])
     const turnTwo = parseEther("0.5") / BigInt(RECIPIENTS)
-    expect((await balances("keyed")).every((balance) => balance === share || balance === share + turnTwo)).toBe(true)
+    expect((await balances("keyed")).every((balance) => balance === share + turnTwo)).toBe(true)
   })
 
   it("runs one turn for 10 concurrent `{}` without a key: the others are 409 or the payout that ran, every recipient paid once", async () => {

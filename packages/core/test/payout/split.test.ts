@@ -15,6 +15,8 @@ import {
   CEILING_FILL,
   MAX_PARTS,
   OPERATION_OVERHEAD_GAS,
+  PART_CALL_OVERHEAD_GAS,
+  partCallGasFloor,
   planPartNonceKey,
   splitPlan,
   TRANSFER_GAS
@@ -47,6 +49,24 @@ describe("splitPayout", () => {
       }),
       { numRuns: 200 }
     )
+  })
+
+  it("signs each part of a split with a call gas floor that leaves the rest of the operation at least 400,000 gas under the ceiling", () => {
+    fc.assert(
+      fc.property(kinds, ceiling, (transfers, limit) => {
+        const split = splitPayout(transfers, limit)
+        if (split._tag === "TooManyParts" || split.parts.length < 2) return
+        for (const part of split.parts) {
+          const floor = partCallGasFloor(transfers.slice(part.from, part.to))
+          expect(floor).toBeLessThanOrEqual(
+            BigInt(Math.floor(limit * CEILING_FILL) - OPERATION_OVERHEAD_GAS + PART_CALL_OVERHEAD_GAS)
+          )
+        }
+      }),
+      { numRuns: 200 }
+    )
+    // The playground's first part: 87 native transfers, counted 3,480,000 gas, signed with at least 3,580,000.
+    expect(partCallGasFloor(Array.from({ length: 87 }, () => "native" as const))).toBe(3_580_000n)
   })
 
   it("fills each operation greedily: the next transfer would not have fitted in the one before", () => {
