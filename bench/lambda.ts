@@ -1,7 +1,8 @@
 // The Lambda example's functions (every route; sign-in alone) beside a trivial handler, Effect's floor (a sign-in body
 // decoded with effect/Schema: bench/lambda/floor.ts) and the peer (better-auth's phone-number plugin:
 // bench/lambda/betterAuth.ts), bundled as the functions are, under AWS's runtime interface client on a loopback Runtime API, state on a real redis-server: bundle bytes (per package from esbuild's metafile),
-// cold start (spawn → first answer), cold import(), peak RSS after INVOCATIONS invocations. Method: bench/README.md.
+// cold start (spawn → first answer: a sign-in, and for the function of every route also a kernel tx answered 401),
+// cold import(), peak RSS after INVOCATIONS invocations; the rows alternate. Method: bench/README.md.
 import { spawnSync } from "node:child_process"
 import { generateKeyPairSync } from "node:crypto"
 import { readFileSync } from "node:fs"
@@ -103,21 +104,6 @@ const importMs = (file: string, env: Record<string, string>): number => {
   return Number(child.stdout.trim().split("\n").at(-1))
 }
 
-/** The bytes a bundle loads at init: its entry and the chunks it imports statically, not those it `import()`s. */
-const initBytes = (bundle: Bundle): number => {
-  const outputs = bundle.metafile.outputs
-  const entry = Object.keys(outputs).find((path) => outputs[path]?.entryPoint !== undefined && !path.includes("/chunks/"))
-  const seen = new Set<string>()
-  const visit = (path: string) => {
-    const output = outputs[path]
-    if (output === undefined || seen.has(path)) return
-    seen.add(path)
-    for (const imported of output.imports) if (imported.kind === "import-statement") visit(imported.path)
-  }
-  if (entry !== undefined) visit(entry)
-  return [...seen].reduce((total, path) => total + (outputs[path]?.bytes ?? 0), 0)
-}
-
 /** Bytes per package in a bundle (esbuild's metafile), largest first. */
 const bytesPerPackage = (bundle: Bundle): Array<[string, number]> => {
   const totals = new Map<string, number>()
@@ -162,9 +148,7 @@ export async function run(): Promise<void> {
     { name: "Effect floor (effect/Schema decode)", ...floor },
     { name: "better-auth phone-number (memory)", ...peer },
     { name: "sign-in only", file: bundlePath("signIn"), bytes: bundles.signIn.bytes },
-    { name: "every route", file: bundlePath("handler"), bytes: bundles.handler.bytes, kernel: true },
-    { name: "every route, split", file: bundlePath("lazy"), bytes: initBytes(bundles.lazy), kernel: true },
-    { name: "every route, apart", file: bundlePath("lazyApart"), bytes: bundles.lazyApart.bytes, kernel: true }
+    { name: "every route", file: bundlePath("handler"), bytes: bundles.handler.bytes, kernel: true }
   ]
   const redis = await startRedisServer()
   const env = {
@@ -228,7 +212,7 @@ export async function run(): Promise<void> {
   printTable(
     [
       "function",
-      "bundle (loaded at init)",
+      "bundle",
       `cold start (median of ${COLD_STARTS})`,
       "over trivial",
       "first kernel tx (401)",
@@ -245,7 +229,7 @@ export async function run(): Promise<void> {
       row.kernelFirstMs === undefined ? "-" : `${row.kernelFirstMs} ms`,
       row.kernelFirstMs === undefined ? "-" : overTrivial(row.kernelFirstMs),
       `${row.importMs} ms`,
-      row.bytes === 0 ? "-" : `${(row.importMs / floorImport).toFixed(2)}×`,
+      row.bytes === 0 || Number.isNaN(floorImport) ? "-" : `${(row.importMs / floorImport).toFixed(2)}×`,
       `${row.peakRssMb} MB`
     ])
   )

@@ -1,31 +1,13 @@
 // Bundles each function into one ES module with everything it imports, ready to zip: build/handler.mjs (every route,
 // src/handler.ts) and build/signIn.mjs (phone sign-in alone, src/signIn.ts), with esbuild's metafile of each beside
 // it (build/<name>.meta.json: which package brought which bytes).
-import { readFile, rm, stat, writeFile } from "node:fs/promises"
+import { rm, stat, writeFile } from "node:fs/promises"
 import { builtinModules } from "node:module"
-import { dirname } from "node:path"
 import { fileURLToPath } from "node:url"
-import { type BuildOptions, build, type Metafile, type Plugin } from "esbuild"
+import { type BuildOptions, build, type Metafile } from "esbuild"
 
 /** The functions of the example, by bundle name. */
-export const functions = {
-  handler: "../src/handler.ts",
-  signIn: "../src/signIn.ts",
-  lazy: "../src/lazy.ts",
-  lazyApart: "../src/lazy.ts",
-  everyRoute: "../src/everyRoute.ts"
-} as const
-
-/** `import("./everyRoute")` left to the runtime, as the bundle beside it (build/everyRoute.mjs). */
-const everyRouteApart: Plugin = {
-  name: "every-route-apart",
-  setup: (build) => {
-    build.onResolve({ filter: /^\.\/everyRoute$/ }, () => ({ path: "./everyRoute.mjs", external: true }))
-  }
-}
-
-/** The functions whose code is split (esbuild's `splitting`): what they `import()` is a chunk under build/chunks/. */
-const split: ReadonlySet<FunctionName> = new Set(["lazy"])
+export const functions = { handler: "../src/handler.ts", signIn: "../src/signIn.ts" } as const
 
 /** A function of the example. */
 export type FunctionName = keyof typeof functions
@@ -50,9 +32,7 @@ export const bundleOptions = (name: FunctionName): BuildOptions & { metafile: tr
   entryPoints: [fileURLToPath(new URL(functions[name], import.meta.url))],
   // This folder's own tsconfig, which has no `paths`: the packages resolve as an app's would, to their dist.
   tsconfig: fileURLToPath(new URL("../tsconfig.json", import.meta.url)),
-  ...(split.has(name)
-    ? { plugins: [withoutBareImports], outdir: buildDir, entryNames: "[name]", outExtension: { ".js": ".mjs" }, chunkNames: "chunks/[name]-[hash]", splitting: true }
-    : { outfile: bundlePath(name), ...(name === "lazyApart" ? { plugins: [everyRouteApart] } : {}) }),
+  outfile: bundlePath(name),
   bundle: true,
   platform: "node",
   target: "node22",
@@ -67,22 +47,6 @@ export const bundleOptions = (name: FunctionName): BuildOptions & { metafile: tr
   // which is what is wanted, and warns once per chunk.
   logOverride: { "ignored-bare-import": "silent" }
 })
-
-/**
- * The packages' dist without its bare imports of its own chunks (`import "./chunk-….js"`): without code splitting
- * esbuild drops them (the packages' `sideEffects: false`), with it it keeps every module they reach
- * (evanw/esbuild#3704), which then loads at init.
- */
-const withoutBareImports: Plugin = {
-  name: "without-bare-imports",
-  setup: (build) => {
-    build.onLoad({ filter: /[\\/]packages[\\/][^\\/]+[\\/]dist[\\/].*\.js$/ }, async (args) => ({
-      contents: (await readFile(args.path, "utf8")).replace(/^import "[^"]+";$/gm, ""),
-      loader: "js",
-      resolveDir: dirname(args.path)
-    }))
-  }
-}
 
 /** Bundles every function into {@link buildDir}; resolves to each one's size and metafile. */
 export const buildHandlers = async (): Promise<Record<FunctionName, Bundle>> => {
