@@ -1,7 +1,8 @@
 // The Lambda example's functions (every route; sign-in alone) beside a trivial handler, Effect's floor (a sign-in body
 // decoded with effect/Schema: bench/lambda/floor.ts) and the peer (better-auth's phone-number plugin:
 // bench/lambda/betterAuth.ts), bundled as the functions are, under AWS's runtime interface client on a loopback Runtime API, state on a real redis-server: bundle bytes (per package from esbuild's metafile),
-// cold start (spawn → first answer), cold import(), peak RSS after INVOCATIONS invocations. Method: bench/README.md.
+// cold start (spawn → first answer: a sign-in, and for the function of every route also a kernel tx answered 401),
+// cold import(), peak RSS after INVOCATIONS invocations; the rows alternate. Method: bench/README.md.
 import { spawnSync } from "node:child_process"
 import { generateKeyPairSync } from "node:crypto"
 import { readFileSync } from "node:fs"
@@ -22,7 +23,8 @@ import { eventFor } from "../packages/adapter-lambda/test/events.ts"
 import { startRedisServer } from "../packages/store-redis/test/redis-server.ts"
 import { keepResults, printTable } from "./table.ts"
 
-const COLD_STARTS = 10
+/** Cold starts per row (default 10; `BENCH_LAMBDA_COLD_STARTS=4` for a quick look). */
+const COLD_STARTS = Number(process.env.BENCH_LAMBDA_COLD_STARTS ?? 10)
 const INVOCATIONS = 600
 
 const median = (values: ReadonlyArray<number>): number => {
@@ -44,23 +46,41 @@ const signIn = (n: number) => {
   return event
 }
 
+/**
+ * A wallet batch as an HTTP API event, from a client whose bearer token is not one: answered 401 by the kernel's route
+ * (it authenticates before reading the body), so the first answer of a function to it includes loading that route's
+ * code, without a chain.
+ */
+const kernelTx = () =>
+  eventFor("HTTP API v2", {
+    method: "POST",
+    path: "/v1/kernel/tx",
+    headers: { "content-type": "application/json", authorization: "Bearer not-a-token" },
+    body: JSON.stringify({ chain: "1", calls: [{ to: "0x0000000000000000000000000000000000000001", value: "0" }] })
+  })
+
 /** One function measured under the runtime: its file (`<taskRoot>/<handler file>.mjs`) and bundle bytes. */
 interface Target {
   readonly name: string
   readonly file: string
   readonly bytes: number
+  /** Whether it serves wallet batches: its cold start is then also timed with a kernel tx as first request. */
+  readonly kernel?: boolean
 }
 
-/** A fresh runtime process for `target`: from its spawn to its first answer (a sign-in), then `invocations` more. */
-const coldStart = async (target: Target, env: Record<string, string>, invocations = 0) => {
+/**
+ * A fresh runtime process for `target`: from its spawn to its first answer (a sign-in, answered 200, or with `kernel`
+ * a kernel tx, answered 401), then `invocations` more sign-ins.
+ */
+const coldStart = async (target: Target, env: Record<string, string>, invocations = 0, kernel = false) => {
   const api = await startRuntimeApi()
   const started = Date.now()
   const [, taskRoot = "", file = ""] = /^(.*)\/([^/]+)\.mjs$/.exec(target.file) ?? []
   const runtime = spawnRuntime({ api, taskRoot, handler: `${file}.handler`, env })
   try {
-    const first = await api.invoke(signIn(0))
+    const first = await api.invoke(kernel ? kernelTx() : signIn(0))
     const status = (first.body as { statusCode?: number }).statusCode
-    if (first.kind !== "response" || status !== 200) {
+    if (first.kind !== "response" || status !== (kernel ? 401 : 200)) {
       throw new Error(`${target.name}: the first answer was ${JSON.stringify(first.body)}\n${runtime.output()}`)
     }
     for (let n = 1; n <= invocations; n++) await api.invoke(signIn(n))
@@ -74,21 +94,15 @@ const coldStart = async (target: Target, env: Record<string, string>, invocation
   }
 }
 
-/** The median cold import() of `file`, each in a fresh node process with `env`, started with Lambda's heap flags. */
-const importMs = (file: string, env: Record<string, string>): number =>
-  median(
-    Array.from({ length: COLD_STARTS }, () => {
-      const timed =
-        "const t = performance.now(); await import(process.argv[1]); console.log(performance.now() - t); process.exit(0)"
-      const args = [...lambdaNodeFlags(memorySizeMb), "--input-type=module", "-e", timed, file]
-      const child = spawnSync(process.execPath, args, {
-        encoding: "utf8",
-        env: { PATH: process.env.PATH ?? "", ...env }
-      })
-      if (child.status !== 0) throw new Error(`import() of ${file} failed:\n${child.stderr}`)
-      return Number(child.stdout.trim().split("\n").at(-1))
-    })
-  )
+/** One cold import() of `file`, in a fresh node process with `env`, started with Lambda's heap flags. */
+const importMs = (file: string, env: Record<string, string>): number => {
+  const timed =
+    "const t = performance.now(); await import(process.argv[1]); console.log(performance.now() - t); process.exit(0)"
+  const args = [...lambdaNodeFlags(memorySizeMb), "--input-type=module", "-e", timed, file]
+  const child = spawnSync(process.execPath, args, { encoding: "utf8", env: { PATH: process.env.PATH ?? "", ...env } })
+  if (child.status !== 0) throw new Error(`import() of ${file} failed:\n${child.stderr}`)
+  return Number(child.stdout.trim().split("\n").at(-1))
+}
 
 /** Bytes per package in a bundle (esbuild's metafile), largest first. */
 const bytesPerPackage = (bundle: Bundle): Array<[string, number]> => {
@@ -134,7 +148,7 @@ export async function run(): Promise<void> {
     { name: "Effect floor (effect/Schema decode)", ...floor },
     { name: "better-auth phone-number (memory)", ...peer },
     { name: "sign-in only", file: bundlePath("signIn"), bytes: bundles.signIn.bytes },
-    { name: "every route", file: bundlePath("handler"), bytes: bundles.handler.bytes }
+    { name: "every route", file: bundlePath("handler"), bytes: bundles.handler.bytes, kernel: true }
   ]
   const redis = await startRedisServer()
   const env = {
@@ -146,43 +160,76 @@ export async function run(): Promise<void> {
     // The codes go to the runtime's log, which the benchmark discards.
     WALLETGATE_SMS: "console"
   }
+  // BENCH_LAMBDA_ROWS="trivial,every route": only the rows whose name holds one of these.
+  const wanted = (process.env.BENCH_LAMBDA_ROWS ?? "").split(",").filter((name) => name !== "")
+  const measured = targets.filter((target) => wanted.length === 0 || wanted.some((name) => target.name.includes(name)))
+  const starts = new Map(
+    measured.map((target) => [
+      target,
+      { sign: [] as Array<number>, kernel: [] as Array<number>, imports: [] as Array<number> }
+    ])
+  )
   const rows = []
   try {
-    for (const target of targets) {
-      const starts = []
-      // Redis empty again before each: every cold start's sign-in is a first one.
-      for (let i = 0; i <= COLD_STARTS; i++) {
+    // Row after row within each round, so that the machine's load falls on every row alike.
+    for (let i = 0; i < COLD_STARTS; i++) {
+      for (const target of measured) {
+        const times = starts.get(target)
+        if (times === undefined) continue
+        // Redis empty again before each: every cold start's sign-in is a first one.
         await redis.crash()
         await redis.restart()
-        starts.push(await coldStart(target, env, i === COLD_STARTS ? INVOCATIONS : 0))
+        times.sign.push((await coldStart(target, env)).ms)
+        if (target.kernel === true) times.kernel.push((await coldStart(target, env, 0, true)).ms)
+        times.imports.push(importMs(pathToFileURL(target.file).href, env))
       }
-      // The last one answered INVOCATIONS more: its peak RSS, not its cold start.
-      const peakMb = starts.pop()?.peakMb ?? Number.NaN
+    }
+    for (const target of measured) {
+      const times = starts.get(target)
+      if (times === undefined) continue
+      await redis.crash()
+      await redis.restart()
+      // One more runtime answers INVOCATIONS more: its peak RSS, not its cold start.
+      const { peakMb } = await coldStart(target, env, INVOCATIONS)
       rows.push({
         target: target.name,
         bytes: target.bytes,
-        coldStartMs: round(median(starts.map((start) => start.ms))),
-        importMs: round(importMs(pathToFileURL(target.file).href, env)),
+        coldStartMs: round(median(times.sign)),
+        kernelFirstMs: times.kernel.length === 0 ? undefined : round(median(times.kernel)),
+        importMs: round(median(times.imports)),
         peakRssMb: round(peakMb)
       })
     }
   } finally {
     await redis.stop()
   }
-  const trivial = rows[0]?.coldStartMs ?? 0
-  const floorImport = rows[1]?.importMs ?? Number.NaN
+  const trivial = rows.find((row) => row.target === targets[0]?.name)?.coldStartMs ?? Number.NaN
+  const floorImport = rows.find((row) => row.target === targets[1]?.name)?.importMs ?? Number.NaN
+  const overTrivial = (ms: number) => (ms === trivial ? "-" : `+${round(ms - trivial)} ms`)
   const fallback = " (aws-lambda-ric is not built here: the cold starts are an import() loop's)"
   console.log(`runtime: ${runtimeKind}${runtimeKind === "aws-lambda-ric" ? "" : fallback}`)
   console.log(`node started as Lambda starts it for ${memorySizeMb} MB: ${lambdaNodeFlags(memorySizeMb).join(" ")}`)
   printTable(
-    ["function", "bundle", `cold start (median of ${COLD_STARTS})`, "over trivial", "import()", "× floor", "peak RSS"],
+    [
+      "function",
+      "bundle",
+      `cold start (median of ${COLD_STARTS})`,
+      "over trivial",
+      "first kernel tx (401)",
+      "over trivial",
+      "import()",
+      "× floor",
+      "peak RSS"
+    ],
     rows.map((row) => [
       row.target,
       row.bytes === 0 ? "-" : `${(row.bytes / 1024).toFixed(1)} KiB`,
       `${row.coldStartMs} ms`,
-      row.coldStartMs === trivial ? "-" : `+${round(row.coldStartMs - trivial)} ms`,
+      overTrivial(row.coldStartMs),
+      row.kernelFirstMs === undefined ? "-" : `${row.kernelFirstMs} ms`,
+      row.kernelFirstMs === undefined ? "-" : overTrivial(row.kernelFirstMs),
       `${row.importMs} ms`,
-      row.bytes === 0 ? "-" : `${(row.importMs / floorImport).toFixed(2)}×`,
+      row.bytes === 0 || Number.isNaN(floorImport) ? "-" : `${(row.importMs / floorImport).toFixed(2)}×`,
       `${row.peakRssMb} MB`
     ])
   )
