@@ -18,7 +18,8 @@ import {
   partSends,
   payoutPartNonces,
   planPartNonces,
-  startPayoutDevnet
+  startPayoutDevnet,
+  untilExecuted
 } from "./fixture"
 import { startGatewayProcess } from "./gatewayProcess"
 
@@ -278,11 +279,7 @@ describe("a payout whose gateway process dies between recording and sending", ()
     expect(request).toMatchObject(CONNECTION_DROPPED)
     const beforeRestart = proxy.calls().length
     // Part 0 reached the bundler: once it executes, the turn is taken and the account's next `{}` is the next turn's.
-    const deadline = Date.now() + 20_000
-    while ((await chain.executed(plans.keyless)).length === 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-    expect(await chain.executed(plans.keyless)).toHaveLength(1)
+    expect(await untilExecuted(chain, plans.keyless, 1)).toHaveLength(1)
 
     const second = await startGateway()
     // The next turn waits for this one: its unsent part sent, its lost one re-sent, the answer 409 meanwhile.

@@ -183,6 +183,21 @@ export const payingAllTo = (accountKey: string, recipient: Address): WantedAccou
   })
 })
 
+/** Waits until `sender`'s EntryPoint executed `count` operations at least (20 s at most); resolves with them. */
+export const untilExecuted = async (
+  chain: Pick<Awaited<ReturnType<typeof startPayoutDevnet>>, "executed">,
+  sender: Address,
+  count: number
+) => {
+  const deadline = Date.now() + 20_000
+  let executed = await chain.executed(sender)
+  while (executed.length < count && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    executed = await chain.executed(sender)
+  }
+  return executed
+}
+
 /** A hash as viem types it. */
 export const asHash = (value: unknown): Hash => value as Hash
 

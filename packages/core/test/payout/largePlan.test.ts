@@ -4,7 +4,7 @@ import * as Layer from "effect/Layer"
 import { type Address, getAddress, parseEther, zeroAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshAddress } from "../devnet/shared"
-import { startPayoutFixture, testApiKey } from "./fixture"
+import { startPayoutFixture, testApiKey, untilExecuted } from "./fixture"
 
 // Plan payouts (`{}`) larger than one operation may be (devnet: anvil + alto, default spend limits): one payout per
 // plan turn, split by recipient, part 0 on the account's plan payout nonce, the others on keys derived from the
@@ -23,7 +23,7 @@ const MEMPOOL_FULL = {
     "AA25 invalid account nonce: Maximum number of parallel user operations for that is allowed for this sender reached"
 }
 
-const names = ["keyed", "race", "partial", "resumed", "refused", "topped", "drained", "budget"] as const
+const names = ["keyed", "race", "partial", "resumed", "refused", "topped", "drained", "budget", "unreachable"] as const
 type Name = (typeof names)[number]
 
 /** The gateway's gas ledger, which the tests use as the rest of an API key's spending would: what the policy holds. */
@@ -84,6 +84,32 @@ describe("plan payouts in several operations (anvil + alto)", () => {
     return f.proxy
   }
   const balances = (name: Name) => Promise.all(recipients[name].map((recipient) => f.balance(recipient)))
+  /**
+   * A `{}` of `name` whose part 0 is sent and a later part is not (the proxy set to refuse it): `502 outcome_unknown`.
+   * Resolves once part 0 executed: the turn is taken, and the account's next `{}` is the next turn's, which waits
+   * for this one.
+   */
+  const takenTurn = async (name: Name) => {
+    const first = await payout(name)
+    expect([first.status, first.body.code]).toEqual([502, "outcome_unknown"])
+    expect(await untilExecuted(f, account[name], 1)).toHaveLength(1)
+    return first
+  }
+  /**
+   * Once a later part of `name`'s turn `id` can be sent again: the next `{}` sends it and waits for the turn (or finds
+   * nothing left), which ends confirmed, each part executed once and each recipient paid once.
+   */
+  const finishesTurn = async (name: Name, id: unknown) => {
+    const resumed = await payout(name)
+    expect([
+      [409, "payout_in_progress"],
+      [422, "nothing_to_disperse"]
+    ]).toContainEqual([resumed.status, resumed.body.code])
+    expect((await f.final(account[name], id, keys[name])).body.status).toBe("confirmed")
+    expect(await f.executed(account[name])).toHaveLength(3)
+    const share = parseEther("1") / BigInt(RECIPIENTS)
+    expect((await balances(name)).every((balance) => balance === share)).toBe(true)
+  }
 
   it("pays every recipient once in 3 operations; the same `{}` retried with its key before, during and after adds nothing; the next turn pays again", async () => {
     await f.fund(account.keyed, parseEther("1"))
@@ -288,15 +314,8 @@ describe("plan payouts in several operations (anvil + alto)", () => {
         await Effect.runPromise(ledger.reserve(scope, budget, spent.gas, KEY_BUDGET.windowMs, at))
       }
     })
-    const first = await payout("budget")
+    const first = await takenTurn("budget")
     proxy().set({ _tag: "pass" })
-    expect([first.status, first.body.code]).toEqual([502, "outcome_unknown"])
-    // Part 0 executes: the turn is taken, and the account's next `{}` is the next turn's, which waits for this one.
-    const deadline = Date.now() + 20_000
-    while ((await f.executed(account.budget)).length === 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-    expect(await f.executed(account.budget)).toHaveLength(1)
 
     // Its unsent part cannot be sent: the answer says why, and when to come back, as the part's send was told.
     const refused = await payout("budget")
@@ -309,14 +328,18 @@ describe("plan payouts in several operations (anvil + alto)", () => {
     // The budget allows again: the next `{}` sends the turn's parts, and waits for them (or finds nothing left).
     const given = spent as NonNullable<typeof spent>
     await Effect.runPromise(ledger.release(scope, ["api_key"], given.gas, KEY_BUDGET.windowMs, given.at, Date.now()))
-    const resumed = await payout("budget")
-    expect([
-      [409, "payout_in_progress"],
-      [422, "nothing_to_disperse"]
-    ]).toContainEqual([resumed.status, resumed.body.code])
-    expect((await f.final(account.budget, first.body.id, keys.budget)).body.status).toBe("confirmed")
-    expect(await f.executed(account.budget)).toHaveLength(3)
-    const share = parseEther("1") / BigInt(RECIPIENTS)
-    expect((await balances("budget")).every((balance) => balance === share)).toBe(true)
+    await finishesTurn("budget", first.body.id)
+  })
+
+  it("answers the next `{}` 503, not 409, while its turn's later part cannot reach the bundler; once it answers, that `{}` sends the parts and the turn pays every recipient once", async () => {
+    await f.fund(account.unreachable, parseEther("1"))
+    // Once part 0 is sent, the bundler no longer answers.
+    proxy().set({ _tag: "afterWorkOf", method: "eth_sendUserOperation", hook: () => proxy().set({ _tag: "down" }) })
+    const first = await takenTurn("unreachable")
+    const refused = await payout("unreachable")
+    proxy().set({ _tag: "pass" })
+    expect([refused.status, refused.body.code]).toEqual([503, "upstream_unavailable"])
+    expect(await f.executed(account.unreachable)).toHaveLength(1)
+    await finishesTurn("unreachable", first.body.id)
   })
 })
