@@ -26,7 +26,8 @@ import { startGatewayProcess } from "./gatewayProcess"
 // A gateway process killed (SIGKILL) after it recorded a payout's signed operation and linked it to the
 // Idempotency-Key, before the bundler got it; another process on the same Redis, retried with the same key, sends
 // that same operation (same hash) and the EntryPoint executes it once. Likewise for a payout in several operations
-// killed between its parts: the retry sends the rest, each part once. The processes run the built packages.
+// killed between its parts: the retry sends the rest, each part once; and for a plan payout (`{}`) of several
+// operations, whose next `{}` without a key finishes the turn first. The processes run the built packages.
 const PREFIX = "crash:"
 /** What a client whose gateway was killed mid-request sees: the connection dropped, neither a success nor a problem. */
 const CONNECTION_DROPPED = { name: "TypeError", message: "fetch failed" }
