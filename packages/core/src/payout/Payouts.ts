@@ -202,7 +202,7 @@ export class Payouts extends Context.Service<
         // operations is its turn's one payout (turns.ts), every recipient paid a positive amount.
         const planSplit = plan === undefined ? undefined : splitPlan(plan, network.spend.payoutCeiling)
         if (plan !== undefined && nonce !== undefined && planSplit !== undefined) {
-          yield* previousTurnSettled(parts, network, safe, nonce, (manifest) => manifestAnswer(manifest, true))
+          yield* previousTurnSettled(parts, network, identity, safe, nonce)
           const planned = yield* planTransfers(network, safe.address, plan, true)
           return yield* payTurn(parts, {
             network,

@@ -87,7 +87,7 @@ export type PartOutcome =
  * -32602 "AA25 invalid account nonce: Maximum number of parallel user operations …"): not the part's fault, and the
  * inclusion of the account's earlier operations changes it.
  */
-const mempoolFull = (error: PartError): boolean => error._tag === "BundlerBusy" && mempoolLimited(error.message)
+export const mempoolFull = (error: PartError): boolean => error._tag === "BundlerBusy" && mempoolLimited(error.message)
 
 /** Why a part failed before anything was sent, as its problem says it, with the transfer it names. */
 const reasonOf = (error: PartError, range: PartRange): PayoutOperation["reason"] | undefined => {

@@ -6,13 +6,11 @@ import type { AccountIdentity } from "../operations/identity"
 import type { GasPayer } from "../operations/SpendPolicy"
 import type { SafeAccount } from "../operations/safeAccount"
 import type { OperationNonce } from "../operations/UserOperations"
-import type { StoreUnavailable } from "../state/errors"
 import { OutcomeUnknown } from "../state/IdempotencyStore"
 import type { TxRecord } from "../state/TransactionLog"
 import { PlanPayoutTaken } from "./errors"
-import { type PartError, type PartOutcome, type PartServices, partsNow, sendParts } from "./parts"
+import { mempoolFull, type PartError, type PartOutcome, type PartServices, partsNow, sendParts } from "./parts"
 import { planTurnId, planTurnTaken } from "./planning"
-import type { PayoutResponse } from "./schemas"
 import type { PartRange } from "./split"
 import { splitPayoutView } from "./views"
 
@@ -52,22 +50,31 @@ const signed = (outcome: PartOutcome): outcome is Extract<PartOutcome, { readonl
   outcome._tag === "Recorded" && outcome.record.details.failure === undefined
 
 /**
- * Fails `PlanPayoutTaken` (`409 payout_in_progress`) while the previous turn's payout, if it was split, has a part
- * pending or unsent: its unsent parts are sent first (a gateway that died between parts loses none, with or without
- * the Idempotency-Key). Read before the balance: a turn starts on a balance no earlier turn still owes from.
+ * Sends the previous turn's unsent parts, if its payout was split, then fails while that payout is not settled: with
+ * what kept a part unsent (a budget's `429`, the bundler's refusal, `503` when it did not answer), or
+ * `PlanPayoutTaken` (`409 payout_in_progress`) while a part is pending or waits for the account's pending operations.
+ * A gateway that died between parts loses none, with or without the Idempotency-Key. Read before the balance: a turn
+ * starts on a balance no earlier turn still owes from.
  */
 export const previousTurnSettled = (
   services: PartServices,
   network: Network,
+  identity: AccountIdentity,
   safe: SafeAccount,
-  turn: OperationNonce,
-  /** A split payout's answer, its parts not recorded yet sent first. */
-  resumed: (manifest: TxRecord) => Effect.Effect<PayoutResponse, ChainUnavailable | StoreUnavailable>
+  turn: OperationNonce
 ) =>
   Effect.gen(function* () {
     if (turn.sequence === 0n) return
     const previous = yield* services.log.find(planTurnId(network.chainId, safe.address, turn.sequence - 1n))
-    if (previous !== undefined && (yield* resumed(previous)).status === "submitted") {
+    if (previous === undefined) return
+    const payer = { kind: "payout", apiKey: String(previous.details.apiKey) } as const
+    const outcomes = yield* sendParts(services, { manifest: previous, network, identity, safe, payer })
+    const unsent = outcomes.find((outcome) => outcome._tag === "Unsent")
+    // Waiting for the account's own pending operations (the bundler's per-sender limit) is the turn in progress;
+    // any other reason is answered as it is, so that a spent budget or a refusing bundler is not hidden behind a 409.
+    if (unsent !== undefined && !mempoolFull(unsent.error)) return yield* asPayoutError(network, unsent.error)
+    if (unsent !== undefined) return yield* new PlanPayoutTaken()
+    if (splitPayoutView(previous, yield* partsNow(services, previous, network)).status === "submitted") {
       return yield* new PlanPayoutTaken()
     }
   })

@@ -9,16 +9,28 @@ import { privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type RedisServer, startRedisServer } from "../../../store-redis/test/redis-server"
 import { deriveOwnerKey } from "../../src/operations/KeyVault"
+import { planTurnId } from "../../src/payout/planning"
 import { startRpcProxy } from "../devnet/rpcProxy"
 import { freshAddress } from "../devnet/shared"
-import { devnetNetwork, partSends, startPayoutDevnet } from "./fixture"
+import {
+  automationAddress,
+  devnetNetwork,
+  partSends,
+  payoutPartNonces,
+  planPartNonces,
+  startPayoutDevnet,
+  untilExecuted
+} from "./fixture"
 import { startGatewayProcess } from "./gatewayProcess"
 
 // A gateway process killed (SIGKILL) after it recorded a payout's signed operation and linked it to the
 // Idempotency-Key, before the bundler got it; another process on the same Redis, retried with the same key, sends
 // that same operation (same hash) and the EntryPoint executes it once. Likewise for a payout in several operations
-// killed between its parts: the retry sends the rest, each part once. The processes run the built packages.
+// killed between its parts: the retry sends the rest, each part once; and for a plan payout (`{}`) of several
+// operations, whose next `{}` without a key finishes the turn first. The processes run the built packages.
 const PREFIX = "crash:"
+/** What a client whose gateway was killed mid-request sees: the connection dropped, neither a success nor a problem. */
+const CONNECTION_DROPPED = { name: "TypeError", message: "fetch failed" }
 
 type Chain = Awaited<ReturnType<typeof startPayoutDevnet>>
 
@@ -31,6 +43,12 @@ describe("a payout whose gateway process dies between recording and sending", ()
   /** An account without a plan, for a payout in several operations. */
   let bulk: Address
   const recipient = getAddress(freshAddress())
+  /** Accounts whose plan pays 250 recipients natively: 3 operations per turn within the default ceiling. */
+  const plans = { keyed: zeroAddress as Address, keyless: zeroAddress as Address }
+  const planRecipients = {
+    keyed: Array.from({ length: 250 }, () => getAddress(freshAddress())),
+    keyless: Array.from({ length: 250 }, () => getAddress(freshAddress()))
+  }
   const processes: Array<ChildProcess> = []
 
   beforeAll(async () => {
@@ -41,8 +59,10 @@ describe("a payout whose gateway process dies between recording and sending", ()
     account = automationSafe(owner, { accountKey: "crash" }).address
     const bulkOwner = privateKeyToAccount(deriveOwnerKey(chain.masterSecret, automationIdentity("crash-bulk"))).address
     bulk = automationSafe(bulkOwner, { accountKey: "crash-bulk" }).address
+    plans.keyed = automationAddress(chain.masterSecret, "crash-plan-keyed")
+    plans.keyless = automationAddress(chain.masterSecret, "crash-plan-keyless")
     const made = Effect.runSync(
-      makeApiKey({ mode: "test", networks: ["anvil"], accounts: [account, bulk] }).pipe(
+      makeApiKey({ mode: "test", networks: ["anvil"], accounts: [account, bulk, plans.keyed, plans.keyless] }).pipe(
         Effect.provide(SecureRandom.crypto)
       )
     )
@@ -63,6 +83,19 @@ describe("a payout whose gateway process dies between recording and sending", ()
           }
         })
         yield* (yield* AutomationAccounts).save({ address: bulk, network: "anvil", accountKey: "crash-bulk" })
+        for (const name of ["keyed", "keyless"] as const) {
+          yield* (yield* AutomationAccounts).save({
+            address: plans[name],
+            network: "anvil",
+            accountKey: `crash-plan-${name}`,
+            plan: {
+              asset: zeroAddress,
+              recipients: planRecipients[name].map((address) => ({ address, shareBps: 40 })),
+              minimumPayout: "1",
+              reserve: "0"
+            }
+          })
+        }
       }).pipe(Effect.provide(Layer.fresh(RedisStores.layer({ url: redis.url, keyPrefix: PREFIX }))))
     )
     await chain.fund(account, 5_000n)
@@ -111,20 +144,31 @@ describe("a payout whose gateway process dies between recording and sending", ()
     return status
   }
 
-  it("is sent once, as it was recorded, by a retry with the same key on a restarted gateway", async () => {
-    const first = await startGateway()
+  /**
+   * Starts a gateway, sends it `request` and kills it (SIGKILL) while the bundler's `eth_sendUserOperation` number
+   * `skip` (from 0: the earlier ones reach it) is on its way; the proxy passes everything again after. Resolves with
+   * what the client saw.
+   */
+  const killedWhileSending = async (request: (base: string) => Promise<Response>, skip = 0) => {
+    const gateway = await startGateway()
     let hung: () => void = () => {}
     const atTheBundler = new Promise<void>((resolve) => {
       hung = resolve
     })
-    // The bundler never gets the operation: the process dies while its eth_sendUserOperation is on the way.
-    proxy.set({ _tag: "hangOn", method: "eth_sendUserOperation", onHang: () => hung() })
-    const request = payout(first.base, "crash-1").catch((error: unknown) => error)
+    proxy.set({ _tag: "hangOn", method: "eth_sendUserOperation", skip, onHang: () => hung() })
+    const answer = request(gateway.base).catch((error: unknown) => error)
     await atTheBundler
-    first.process.kill("SIGKILL")
-    // The client sees the connection drop: no answer, neither a success nor a problem.
-    expect(await request).toMatchObject({ name: "TypeError", message: "fetch failed" })
+    gateway.process.kill("SIGKILL")
+    const seen = await answer
     proxy.set({ _tag: "pass" })
+    return seen
+  }
+
+  it("is sent once, as it was recorded, by a retry with the same key on a restarted gateway", async () => {
+    // The bundler never gets the operation: the process dies while its eth_sendUserOperation is on the way.
+    const request = await killedWhileSending((base) => payout(base, "crash-1"))
+    // The client sees the connection drop: no answer, neither a success nor a problem.
+    expect(request).toMatchObject(CONNECTION_DROPPED)
     expect(await chain.executed(account)).toHaveLength(0)
     expect(await chain.balance(recipient)).toBe(0n)
 
@@ -156,20 +200,11 @@ describe("a payout whose gateway process dies between recording and sending", ()
       recipients,
       unit: "base"
     }
-    const first = await startGateway()
-    let hung: () => void = () => {}
-    const atTheBundler = new Promise<void>((resolve) => {
-      hung = resolve
-    })
     proxy.reset()
     // The first part reaches the bundler; the process dies while the second part's send is on the way.
-    proxy.set({ _tag: "hangOn", method: "eth_sendUserOperation", skip: 1, onHang: () => hung() })
-    const request = payout(first.base, "crash-bulk-1", body, bulk).catch((error: unknown) => error)
-    await atTheBundler
-    first.process.kill("SIGKILL")
+    const request = await killedWhileSending((base) => payout(base, "crash-bulk-1", body, bulk), 1)
     // The client sees the connection drop: no answer, neither a success nor a problem.
-    expect(await request).toMatchObject({ name: "TypeError", message: "fetch failed" })
-    proxy.set({ _tag: "pass" })
+    expect(request).toMatchObject(CONNECTION_DROPPED)
     const beforeRestart = proxy.calls().length
 
     const second = await startGateway()
@@ -182,8 +217,8 @@ describe("a payout whose gateway process dies between recording and sending", ()
     expect(status).toMatchObject({ id: answer.id, status: "confirmed" })
 
     const id = String(answer.id)
-    const killed = partSends(proxy.calls().slice(0, beforeRestart), id, 3)
-    const all = partSends(proxy.calls(), id, 3)
+    const killed = partSends(proxy.calls().slice(0, beforeRestart), payoutPartNonces(id, 3))
+    const all = partSends(proxy.calls(), payoutPartNonces(id, 3))
     // Before the kill: the first part sent, the second on its way, the third never signed.
     expect(killed.map((part) => part.sends)).toEqual([1, 1, 0])
     // Each part one signed operation, whoever sent it (re-sent as it was, never signed again), executed once.
@@ -200,4 +235,79 @@ describe("a payout whose gateway process dies between recording and sending", ()
     expect(again).toMatchObject({ id: answer.id, hash: answer.hash })
     expect(await chain.executed(bulk)).toHaveLength(3)
   }, 90_000)
+
+  /** What each recipient of a plan turn paying `funds` gets: 40 bps of it. */
+  const planShare = (funds: bigint) => (funds * 40n) / 10_000n
+  const planBalances = (name: keyof typeof plans) => Promise.all(planRecipients[name].map((one) => chain.balance(one)))
+
+  it("pays a plan payout (`{}`) in several operations exactly once when its gateway dies while part 1 is on its way and a restarted one is retried with the key", async () => {
+    await chain.fund(plans.keyed, 250_000n)
+    proxy.reset()
+    // Part 0 reaches the bundler; the process dies while part 1's send is on the way, part 2 never signed.
+    const request = await killedWhileSending((base) => payout(base, "crash-plan-1", {}, plans.keyed), 1)
+    expect(request).toMatchObject(CONNECTION_DROPPED)
+    const beforeRestart = proxy.calls().length
+
+    const second = await startGateway()
+    const retried = await payout(second.base, "crash-plan-1", {}, plans.keyed)
+    expect(retried.status).toBe(200)
+    const answer = (await retried.json()) as Record<string, unknown>
+    const operations = answer.operations as ReadonlyArray<{ userOpHash?: string }>
+    expect(operations).toHaveLength(3)
+    expect(await settled(second.base, plans.keyed, answer)).toMatchObject({ id: answer.id, status: "confirmed" })
+
+    // The account's first turn: part 0 at sequence 0 of the plan payout key, parts 1 and 2 on the turn's keys.
+    const nonces = planPartNonces(plans.keyed, 0n, 3)
+    expect(partSends(proxy.calls().slice(0, beforeRestart), nonces).map((part) => part.sends)).toEqual([1, 1, 0])
+    // Each part one signed operation, whoever sent it (re-sent as it was, never signed again), executed once.
+    expect(partSends(proxy.calls(), nonces).map((part) => part.signed)).toEqual([1, 1, 1])
+    const executed = await chain.executed(plans.keyed)
+    expect(executed.map((event) => event.args.userOpHash).sort()).toEqual(
+      operations.map((operation) => operation.userOpHash).sort()
+    )
+    expect((await planBalances("keyed")).every((balance) => balance === planShare(250_000n))).toBe(true)
+
+    // Again with the key: the same payout, nothing more sent or executed.
+    const again = (await (await payout(second.base, "crash-plan-1", {}, plans.keyed)).json()) as Record<string, unknown>
+    expect(again).toMatchObject({ id: answer.id, hash: answer.hash })
+    expect(await chain.executed(plans.keyed)).toHaveLength(3)
+  }, 90_000)
+
+  it("finishes a plan turn its killed gateway left unsent before a keyless `{}` on a restarted gateway starts the next, paying no recipient twice", async () => {
+    await chain.fund(plans.keyless, 250_000n)
+    proxy.reset()
+    const request = await killedWhileSending((base) => payout(base, undefined, {}, plans.keyless), 1)
+    expect(request).toMatchObject(CONNECTION_DROPPED)
+    const beforeRestart = proxy.calls().length
+    // Part 0 reached the bundler: once it executes, the turn is taken and the account's next `{}` is the next turn's.
+    expect(await untilExecuted(chain, plans.keyless, 1)).toHaveLength(1)
+
+    const second = await startGateway()
+    // The next turn waits for this one: its unsent part sent, its lost one re-sent, the answer 409 meanwhile.
+    const next = await payout(second.base, undefined, {}, plans.keyless)
+    expect([next.status, ((await next.json()) as Record<string, unknown>).code]).toEqual([409, "payout_in_progress"])
+    expect(next.headers.get("retry-after")).toBe("2")
+    const turn = planTurnId(chain.devnet.network.chainId, plans.keyless, 0n)
+    const killedTurn = await settled(second.base, plans.keyless, { id: turn, status: "submitted" })
+    expect(killedTurn).toMatchObject({ id: turn, status: "confirmed" })
+    const nonces = planPartNonces(plans.keyless, 0n, 3)
+    expect(partSends(proxy.calls().slice(0, beforeRestart), nonces).map((part) => part.sends)).toEqual([1, 1, 0])
+    expect(partSends(proxy.calls(), nonces).map((part) => part.signed)).toEqual([1, 1, 1])
+    expect(await chain.executed(plans.keyless)).toHaveLength(3)
+    const share = planShare(250_000n)
+    expect((await planBalances("keyless")).every((balance) => balance === share)).toBe(true)
+
+    // The turn settled, the next `{}` is a new turn: a new payout of what arrived since.
+    await chain.fund(plans.keyless, 500_000n)
+    const newTurn = await payout(second.base, undefined, {}, plans.keyless)
+    expect(newTurn.status).toBe(200)
+    const body = (await newTurn.json()) as Record<string, unknown>
+    expect(body.id).toBe(planTurnId(chain.devnet.network.chainId, plans.keyless, 1n))
+    // Final: every part executed once. (Whether its calls succeeded is not asserted: see largePlan.test.ts, a second
+    // turn's last part to recipients that exist now ends `reverted` on this devnet, the defect reported there.)
+    expect(["confirmed", "partial"]).toContain((await settled(second.base, plans.keyless, body)).status)
+    expect(await chain.executed(plans.keyless)).toHaveLength(6)
+    const twice = share + planShare(500_000n)
+    expect((await planBalances("keyless")).every((balance) => balance === share || balance === twice)).toBe(true)
+  }, 120_000)
 })

@@ -14,6 +14,8 @@ import * as Effect from "effect/Effect"
 import { type Address, type Hash, zeroAddress } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { deriveOwnerKey } from "../../src/operations/KeyVault"
+import { PLAN_PAYOUT_NONCE_KEY } from "../../src/payout/planning"
+import { planPartNonceKey } from "../../src/payout/split"
 import { type ProxiedCall, startRpcProxy } from "../devnet/rpcProxy"
 import {
   deployDevnetToken,
@@ -181,19 +183,47 @@ export const payingAllTo = (accountKey: string, recipient: Address): WantedAccou
   })
 })
 
+/** Waits until `sender`'s EntryPoint executed `count` operations at least (20 s at most); resolves with them. */
+export const untilExecuted = async (
+  chain: Pick<Awaited<ReturnType<typeof startPayoutDevnet>>, "executed">,
+  sender: Address,
+  count: number
+) => {
+  const deadline = Date.now() + 20_000
+  let executed = await chain.executed(sender)
+  while (executed.length < count && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    executed = await chain.executed(sender)
+  }
+  return executed
+}
+
 /** A hash as viem types it. */
 export const asHash = (value: unknown): Hash => value as Hash
 
+/** The EntryPoint nonces of the `parts` operations of explicit split payout `payoutId` (each on its key, sequence 0). */
+export const payoutPartNonces = (payoutId: string, parts: number): ReadonlyArray<bigint> =>
+  Array.from({ length: parts }, (_, index) => partNonceKey(payoutId, index) << 64n)
+
 /**
- * For each of the `parts` operations of split payout `payoutId`: how many times `calls` (a bundler proxy's) sent it
- * (`eth_sendUserOperation` on the part's nonce key), and how many different signed operations those were.
+ * The EntryPoint nonces of the `parts` operations of `account`'s plan payout on turn `turn`: part 0 at the turn on
+ * the plan payout key, the others each on its key derived from the account and the turn, sequence 0.
  */
-export const partSends = (calls: ReadonlyArray<ProxiedCall>, payoutId: string, parts: number) =>
-  Array.from({ length: parts }, (_, index) => {
-    const key = partNonceKey(payoutId, index)
+export const planPartNonces = (account: Address, turn: bigint, parts: number): ReadonlyArray<bigint> =>
+  Array.from({ length: parts }, (_, index) =>
+    index === 0 ? (PLAN_PAYOUT_NONCE_KEY << 64n) | turn : planPartNonceKey(account, turn, index) << 64n
+  )
+
+/**
+ * For each operation of a split payout, by its EntryPoint nonce (`payoutPartNonces`, `planPartNonces`): how many
+ * times `calls` (a bundler proxy's) sent it (`eth_sendUserOperation` with that nonce), and how many different signed
+ * operations those were.
+ */
+export const partSends = (calls: ReadonlyArray<ProxiedCall>, nonces: ReadonlyArray<bigint>) =>
+  nonces.map((nonce) => {
     const sent = calls
       .filter((call) => call.method === "eth_sendUserOperation")
       .map((call) => call.params[0] as { readonly nonce?: unknown; readonly signature?: unknown } | undefined)
-      .filter((op) => typeof op?.nonce === "string" && BigInt(op.nonce) >> 64n === key)
+      .filter((op) => typeof op?.nonce === "string" && BigInt(op.nonce) === nonce)
     return { sends: sent.length, signed: new Set(sent.map((op) => op?.signature)).size }
   })

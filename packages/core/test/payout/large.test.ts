@@ -1,7 +1,7 @@
 import { type Address, getAddress, parseEther, zeroAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshAddress } from "../devnet/shared"
-import { oneTestKey, partSends, startPayoutFixture, testApiKey } from "./fixture"
+import { oneTestKey, partSends, payoutPartNonces, startPayoutFixture, testApiKey } from "./fixture"
 
 // Payouts larger than one operation may be (devnet: anvil + alto, default spend limits): split into several
 // operations, each on its own nonce key derived from the payout, every recipient paid exactly once whatever is retried.
@@ -194,7 +194,7 @@ describe("large payouts through a bundler that refuses some parts (anvil + alto)
     const operations = answer.body.operations as ReadonlyArray<Operation>
     expect(operations).toHaveLength(6)
     expect(operations.filter((operation) => operation.status === "failed" || operation.status === "unsent")).toEqual([])
-    const sends = partSends(proxy().calls(), String(answer.body.id), operations.length)
+    const sends = partSends(proxy().calls(), payoutPartNonces(String(answer.body.id), operations.length))
     expect(sends[4]?.sends).toBeGreaterThanOrEqual(2)
     // Every part executed once, and paid: none ends `reverted`, whichever of the account's parts a bundle holds.
     expect((await f.final(account.paced, answer.body.id, keyOf(account.paced))).body).toMatchObject({

@@ -1,7 +1,10 @@
+import { GasLedger } from "@walletgate/core"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { type Address, getAddress, parseEther, zeroAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshAddress } from "../devnet/shared"
-import { startPayoutFixture, testApiKey } from "./fixture"
+import { startPayoutFixture, testApiKey, untilExecuted } from "./fixture"
 
 // Plan payouts (`{}`) larger than one operation may be (devnet: anvil + alto, default spend limits): one payout per
 // plan turn, split by recipient, part 0 on the account's plan payout nonce, the others on keys derived from the
@@ -20,13 +23,20 @@ const MEMPOOL_FULL = {
     "AA25 invalid account nonce: Maximum number of parallel user operations for that is allowed for this sender reached"
 }
 
-const names = ["keyed", "race", "partial", "resumed", "refused", "topped", "drained"] as const
+const names = ["keyed", "race", "partial", "resumed", "refused", "topped", "drained", "budget", "unreachable"] as const
 type Name = (typeof names)[number]
+
+/** The gateway's gas ledger, which the tests use as the rest of an API key's spending would: what the policy holds. */
+const ledger = Effect.runSync(Effect.service(GasLedger).pipe(Effect.provide(GasLedger.memory)))
+/** An API key's budget on the devnet's test network with the default limits: 50 M gas an hour. */
+const KEY_BUDGET = { limit: 50_000_000, windowMs: 3_600_000 }
 
 describe("plan payouts in several operations (anvil + alto)", () => {
   let f: Fixture
   // One key per account: each test's parts stay within the default budget of one API key (50 M gas an hour).
   const keys = {} as Record<Name, string>
+  /** Each key's id: its budget's scope in the ledger. */
+  const keyIds = {} as Record<Name, string>
   const account = {} as Record<Name, Address>
   const recipients = Object.fromEntries(
     names.map((name) => [name, Array.from({ length: RECIPIENTS }, () => getAddress(freshAddress()))])
@@ -48,8 +58,10 @@ describe("plan payouts in several operations (anvil + alto)", () => {
         accounts.map((one, index) => {
           const made = testApiKey([one.address])
           keys[names[index] as Name] = made.key
+          keyIds[names[index] as Name] = made.record.id
           return made.record
-        })
+        }),
+      ports: (embedded) => Layer.mergeAll(embedded, Layer.succeed(GasLedger, ledger))
     })
     for (const [index, name] of names.entries()) account[name] = f.automationAccounts[index]?.address as Address
   })
@@ -72,6 +84,32 @@ describe("plan payouts in several operations (anvil + alto)", () => {
     return f.proxy
   }
   const balances = (name: Name) => Promise.all(recipients[name].map((recipient) => f.balance(recipient)))
+  /**
+   * A `{}` of `name` whose part 0 is sent and a later part is not (the proxy set to refuse it): `502 outcome_unknown`.
+   * Resolves once part 0 executed: the turn is taken, and the account's next `{}` is the next turn's, which waits
+   * for this one.
+   */
+  const takenTurn = async (name: Name) => {
+    const first = await payout(name)
+    expect([first.status, first.body.code]).toEqual([502, "outcome_unknown"])
+    expect(await untilExecuted(f, account[name], 1)).toHaveLength(1)
+    return first
+  }
+  /**
+   * Once a later part of `name`'s turn `id` can be sent again: the next `{}` sends it and waits for the turn (or finds
+   * nothing left), which ends confirmed, each part executed once and each recipient paid once.
+   */
+  const finishesTurn = async (name: Name, id: unknown) => {
+    const resumed = await payout(name)
+    expect([
+      [409, "payout_in_progress"],
+      [422, "nothing_to_disperse"]
+    ]).toContainEqual([resumed.status, resumed.body.code])
+    expect((await f.final(account[name], id, keys[name])).body.status).toBe("confirmed")
+    expect(await f.executed(account[name])).toHaveLength(3)
+    const share = parseEther("1") / BigInt(RECIPIENTS)
+    expect((await balances(name)).every((balance) => balance === share)).toBe(true)
+  }
 
   it("pays every recipient once in 3 operations; the same `{}` retried with its key before, during and after adds nothing; the next turn pays again", async () => {
     await f.fund(account.keyed, parseEther("1"))
@@ -256,5 +294,52 @@ describe("plan payouts in several operations (anvil + alto)", () => {
     // Whatever the order the bundler ran them in, no more left the account than it held.
     const total = paid.reduce((sum, balance) => sum + balance, 0n) + (await f.balance(elsewhere))
     expect(total).toBeLessThanOrEqual(parseEther("1"))
+  })
+
+  it("answers the next `{}` with the cause, 429 not 409, while its turn's later part is refused for the key's gas budget; once the budget allows, that `{}` sends the parts and the turn pays every recipient once", async () => {
+    await f.fund(account.budget, parseEther("1"))
+    // The key's scope in the ledger (the spend policy's: chain id, then the key's id).
+    const scope = `${f.devnet.network.chainId}:key:${encodeURIComponent(keyIds.budget)}`
+    let spent: { readonly gas: number; readonly at: number } | undefined
+    // Once part 0 is sent, the rest of the key's budget of this window is spent elsewhere.
+    proxy().set({
+      _tag: "afterWorkOf",
+      method: "eth_sendUserOperation",
+      hook: async () => {
+        if (spent !== undefined) return
+        const at = Date.now()
+        const used = await Effect.runPromise(ledger.used(scope, "api_key", KEY_BUDGET.windowMs, at))
+        spent = { gas: KEY_BUDGET.limit - used, at }
+        const budget = [{ name: "api_key", limit: KEY_BUDGET.limit }] as const
+        await Effect.runPromise(ledger.reserve(scope, budget, spent.gas, KEY_BUDGET.windowMs, at))
+      }
+    })
+    const first = await takenTurn("budget")
+    proxy().set({ _tag: "pass" })
+
+    // Its unsent part cannot be sent: the answer says why, and when to come back, as the part's send was told.
+    const refused = await payout("budget")
+    expect([refused.status, refused.body.code, refused.body.budget]).toEqual([429, "gas_budget_exhausted", "api_key"])
+    const retryAfter = Number(refused.headers.get("retry-after"))
+    expect(retryAfter).toBeGreaterThan(0)
+    expect(retryAfter).toBeLessThanOrEqual(KEY_BUDGET.windowMs / 1000)
+    expect(await f.executed(account.budget)).toHaveLength(1)
+
+    // The budget allows again: the next `{}` sends the turn's parts, and waits for them (or finds nothing left).
+    const given = spent as NonNullable<typeof spent>
+    await Effect.runPromise(ledger.release(scope, ["api_key"], given.gas, KEY_BUDGET.windowMs, given.at, Date.now()))
+    await finishesTurn("budget", first.body.id)
+  })
+
+  it("answers the next `{}` 503, not 409, while its turn's later part cannot reach the bundler; once it answers, that `{}` sends the parts and the turn pays every recipient once", async () => {
+    await f.fund(account.unreachable, parseEther("1"))
+    // Once part 0 is sent, the bundler no longer answers.
+    proxy().set({ _tag: "afterWorkOf", method: "eth_sendUserOperation", hook: () => proxy().set({ _tag: "down" }) })
+    const first = await takenTurn("unreachable")
+    const refused = await payout("unreachable")
+    proxy().set({ _tag: "pass" })
+    expect([refused.status, refused.body.code]).toEqual([503, "upstream_unavailable"])
+    expect(await f.executed(account.unreachable)).toHaveLength(1)
+    await finishesTurn("unreachable", first.body.id)
   })
 })
