@@ -22,6 +22,11 @@ export interface AltoOptions {
   readonly maxBundleIntervalMs?: number
   /** How long to wait for `eth_supportedEntryPoints` to answer; 60 s when absent. */
   readonly startupTimeoutMs?: number
+  /**
+   * Serve alto's `debug_bundler_*` methods (bundling mode, mempool dump, send a bundle now): for tests that choose
+   * what a bundle holds. Off when absent.
+   */
+  readonly debugEndpoints?: boolean
 }
 
 /** A running alto bundler. */
@@ -143,7 +148,8 @@ const attemptStart = async (options: AltoOptions, deadline: number): Promise<Att
     "--max-bundle-interval",
     String(options.maxBundleIntervalMs ?? 200),
     "--log-level",
-    "warn"
+    "warn",
+    ...(options.debugEndpoints === true ? ["--enable-debug-endpoints", "true"] : [])
   ]
   // Keys go through alto's environment, not its command line (which `ps` shows to every user).
   const env: NodeJS.ProcessEnv = {

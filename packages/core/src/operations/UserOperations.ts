@@ -76,7 +76,10 @@ export interface SubmitOptions {
    * submission uses it at the same time.
    */
   readonly recordId?: string
-  /** The least call gas the operation is signed with, whatever the bundler's estimate (a payout part's counted gas). */
+  /**
+   * The least call gas the operation is signed with, whatever the bundler's estimate (a payout's counted gas); the
+   * pipeline's own floor from its simulation of the calls (`batchCallGasFloor`) applies too, the larger one wins.
+   */
   readonly callGasFloor?: bigint
 }
 
@@ -279,19 +282,27 @@ export class UserOperations extends Context.Service<
             return record
           }).pipe(Effect.scoped)
 
-        const submit = (submission: SubmitOptions) =>
+        const submit = (requested: SubmitOptions) =>
           Effect.gen(function* () {
-            const { network, identity, intent } = submission
+            const { network, identity, intent } = requested
             yield* settingsOf(network)
             const owner = yield* vault.owner(identity)
-            const account = submission.account ?? identitySafe(owner.address, identity)
+            const account = requested.account ?? identitySafe(owner.address, identity)
             if (!account.owners.includes(getAddress(owner.address)) || account.threshold !== 1) {
               // A caller's bug: the identity's key alone must be able to sign for the Safe it names.
               return yield* Effect.die(new Error("the Safe is not one the identity's key signs for alone"))
             }
-            const { state, executionGas } = yield* inspect(network, account, intent.calls)
+            const inspected = yield* inspect(network, account, intent.calls)
+            const { state, executionGas } = inspected
             // Before any estimate: an operation too large to estimate (a bundler may fail on it) is refused here.
-            yield* spend.checkCeiling(network, submission.spender, executionGas)
+            yield* spend.checkCeiling(network, requested.spender, executionGas)
+            // Signed with at least the call gas the calls need in the chain's state now, whatever the bundler estimated
+            // after simulating the operations pending in its mempool (any tenant's): they may execute after this one.
+            const callGasFloor =
+              requested.callGasFloor === undefined || requested.callGasFloor < inspected.callGasFloor
+                ? inspected.callGasFloor
+                : requested.callGasFloor
+            const submission: SubmitOptions = { ...requested, callGasFloor }
             const fixedId =
               submission.recordId === undefined
                 ? undefined

@@ -6,13 +6,14 @@ import { haltedReason, insufficientBalanceReason } from "./outcomes"
 import { decodeRevertReason } from "./revertReason"
 import type { SafeAccount, SafeCall } from "./safeAccount"
 import { readAccountChainState } from "./safeOperation"
-import { simulateBatch } from "./simulation"
+import { batchCallGasFloor, simulateBatch } from "./simulation"
 
 // What the pipeline reads of a Safe before it prepares an operation: its state, the calls simulated, its deployment.
 
 /**
  * The Safe's code, the block and the fees, and (concurrently) the calls simulated in sequence, in one round trip: a
- * reverting call, or one sending more ETH than the Safe holds, is `CallReverted`.
+ * reverting call, or one sending more ETH than the Safe holds, is `CallReverted`. With the gas the calls used and the
+ * least call gas they need in the chain's state now ({@link batchCallGasFloor}).
  */
 export const inspect = (network: Network, account: SafeAccount, calls: ReadonlyArray<SafeCall>) =>
   rpc(network, "inspect", () =>
@@ -24,7 +25,12 @@ export const inspect = (network: Network, account: SafeAccount, calls: ReadonlyA
     Effect.flatMap(([state, simulated]) => {
       if (simulated.insufficientFunds) return lackingBalance(network, account.address, calls)
       const revert = simulated.revert
-      if (revert === undefined) return Effect.succeed({ state, executionGas: simulated.gasUsed })
+      if (revert === undefined)
+        return Effect.succeed({
+          state,
+          executionGas: simulated.gasUsed,
+          callGasFloor: batchCallGasFloor(calls, simulated.callsGas)
+        })
       const reason = revert.halted ? haltedReason : decodeRevertReason(revert.data)
       return Effect.fail(new CallReverted({ index: revert.index, reason }))
     })

@@ -46,7 +46,7 @@ import {
 import { isManifest, type PartServices, partsNow, payoutOfPart, sendParts } from "./parts"
 import { explicitTransfers, planNonce, planTransfers, planTurnTaken } from "./planning"
 import type { DisperseRequest, PayoutResponse } from "./schemas"
-import { MAX_PARTS, type PartRange, splitPayout, splitPlan, transferKind } from "./split"
+import { MAX_PARTS, type PartRange, partCallGasFloor, splitPayout, splitPlan, transferKind } from "./split"
 import { checkExplicit, disperseCalls, shownDetails } from "./transfers"
 import { asPayoutError, payTurn, previousTurnSettled } from "./turns"
 import { payoutView, splitPayoutView } from "./views"
@@ -258,7 +258,10 @@ export class Payouts extends Context.Service<
             },
             // The spend policy before anything is sponsored or signed: a refused payout costs nothing.
             spender: payer,
-            ...(nonce === undefined ? {} : { nonce })
+            ...(nonce === undefined ? {} : { nonce }),
+            // Counted as a part's (cold recipients that do not exist yet): a bundler's estimate may have been taken
+            // after another pending operation warmed or created them. Within the ceiling: the split counted it so.
+            callGasFloor: partCallGasFloor(planned.transfers.map(transferKind))
           })
           .pipe(
             Effect.catchTags({

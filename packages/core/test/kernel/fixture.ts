@@ -119,6 +119,8 @@ export const startKernelFixture = async (
     readonly nodeProxy?: boolean
     /** Puts an RPC proxy (`bundlerProxy`) between the gateway and alto, to play a bundler that refuses or fails. */
     readonly bundlerProxy?: boolean
+    /** Another bundler on the worker's devnet instead of its alto (one whose bundles the test makes). */
+    readonly bundlerUrl?: string
     /**
      * A devnet of the fixture's own, stopped with it, instead of the worker's: for a file that rewinds the chain
      * (`anvil_reorg`), which the other files of the worker must never see.
@@ -144,7 +146,8 @@ export const startKernelFixture = async (
   const { publicClient } = local
   const masterSecret = freshMasterSecret()
   const nodeProxy = extra.nodeProxy === true ? await startRpcProxy(local.anvil.rpcUrl) : undefined
-  const bundlerProxy = extra.bundlerProxy === true ? await startRpcProxy(local.bundlerUrl) : undefined
+  const bundlerProxy =
+    extra.bundlerProxy === true ? await startRpcProxy(extra.bundlerUrl ?? local.bundlerUrl) : undefined
   const testToken = await deployDevnetToken(local, { name: "Test USD", symbol: "TUSD", decimals: 6 })
   const token = testToken.address
   /** The address of `identity`'s Safe (a user's wallet), before or after deployment. */
@@ -191,7 +194,7 @@ export const startKernelFixture = async (
             network,
             extra.confirmations,
             extra.paymasterMinDepositWei,
-            bundlerProxy?.url,
+            bundlerProxy?.url ?? extra.bundlerUrl,
             extra.paymasterService
           )
         })),
