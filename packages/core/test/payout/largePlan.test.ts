@@ -266,7 +266,7 @@ describe("plan payouts in several operations (anvil + alto)", () => {
     await f.fund(account.drained, parseEther("1"))
     const elsewhere = getAddress(freshAddress())
     let drained = false
-    // Once part 0 is sent, an explicit payout of the same account asks 0.6 ETH of the 0.652 its other parts need.
+    // Once part 0 is sent, an explicit payout of the same account takes 0.6 ETH of the 0.652 its other parts need.
     proxy().set({
       _tag: "afterWorkOf",
       method: "eth_sendUserOperation",
@@ -280,6 +280,9 @@ describe("plan payouts in several operations (anvil + alto)", () => {
           { "x-api-key": keys.drained }
         )
         expect(spent.status).toBe(200)
+        // Landed before the next part is prepared: that part's simulation sees the balance the turn no longer has
+        // (left pending, the bundler may run it after the turn's parts, and they all pay).
+        expect((await f.final(account.drained, spent.body.id, keys.drained)).body.status).toBe("confirmed")
       }
     })
     const answer = await payout("drained")
