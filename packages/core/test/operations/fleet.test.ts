@@ -58,7 +58,9 @@ describe("three gateway processes on one Redis, one chain and one bundler", { ta
           REDIS_URL: redis.url,
           REDIS_PREFIX: PREFIX,
           PAYOUT_MASTER_SECRET: chain.masterSecret,
-          PAYOUT_NETWORKS: JSON.stringify([devnetNetwork(chain.devnet)]),
+          // 300 operations of 100 new wallets reserve about 100 M gas, the default app budget of a test network's
+          // hour: this test is about exactly once, so the app's budget is raised out of its way.
+          PAYOUT_NETWORKS: JSON.stringify([{ ...devnetNetwork(chain.devnet), spend: { perApp: 400_000_000 } }]),
           GATEWAY_SIGNING_KEY: signingKey
         },
         processes
