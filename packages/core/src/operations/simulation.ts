@@ -99,10 +99,10 @@ const NEW_ACCOUNT_GAS = 25_000n
  * `execTransactionFromModule` and its SafeL2 event, MultiSendCallOnly's loop. About 30,000 gas and 1,000 a call: 116,814
  * gas outside MultiSend around 87 transfers on the devnet ({@link SAFE_PATH_GAS_PER_CALL}).
  */
-export const SAFE_PATH_GAS = 30_000n
+const SAFE_PATH_GAS = 30_000n
 
 /** The Safe's path's gas for each call of a batch (MultiSend's loop, the bytes the event logs). */
-export const SAFE_PATH_GAS_PER_CALL = 1_000n
+const SAFE_PATH_GAS_PER_CALL = 1_000n
 
 /**
  * The calls that nest between `callGasLimit` and a batch's calls (the Safe, its fallback handler the Safe4337Module,

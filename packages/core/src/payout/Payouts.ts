@@ -16,11 +16,10 @@ import type {
   GasCeilingExceeded,
   GasPriceAboveCap
 } from "../operations/errors"
-import { type AccountIdentity, automationIdentity } from "../operations/identity"
+import { automationIdentity } from "../operations/identity"
 import { KeyVault } from "../operations/KeyVault"
 import type { PaymasterServiceError } from "../operations/paymasterService"
-import { type GasPayer, SpendPolicy } from "../operations/SpendPolicy"
-import type { SafeAccount } from "../operations/safeAccount"
+import { SpendPolicy } from "../operations/SpendPolicy"
 import { UserOperations } from "../operations/UserOperations"
 import { randomUuid, SecureRandom } from "../random/SecureRandom"
 import { AccountLocks } from "../state/AccountLocks"
@@ -46,9 +45,9 @@ import {
 import { isManifest, type PartServices, partsNow, payoutOfPart, sendParts } from "./parts"
 import { explicitTransfers, planNonce, planTransfers, planTurnTaken } from "./planning"
 import type { DisperseRequest, PayoutResponse } from "./schemas"
-import { MAX_PARTS, type PartRange, partCallGasFloor, splitPayout, splitPlan, transferKind } from "./split"
+import { MAX_PARTS, partCallGasFloor, splitPayout, splitPlan, transferKind } from "./split"
 import { checkExplicit, disperseCalls, shownDetails } from "./transfers"
-import { asPayoutError, payTurn, previousTurnSettled } from "./turns"
+import { asPayoutError, type PartsInput, payTurn, previousTurnSettled } from "./turns"
 import { payoutView, splitPayoutView } from "./views"
 
 type PayoutError =
@@ -288,15 +287,7 @@ export class Payouts extends Context.Service<
        * payout of one operation would. Some part left unsent for a reason a retry can change: `outcome_unknown` with
        * the payout's id, and a retry with the Idempotency-Key sends the rest.
        */
-      const disperseInParts = Effect.fnUntraced(function* (input: {
-        readonly network: Network
-        readonly identity: AccountIdentity
-        readonly safe: SafeAccount
-        readonly payer: Extract<GasPayer, { readonly kind: "payout" }>
-        readonly owner: string
-        readonly details: Readonly<Record<string, unknown>>
-        readonly split: ReadonlyArray<PartRange>
-      }) {
+      const disperseInParts = Effect.fnUntraced(function* (input: PartsInput) {
         const { network, identity, safe, payer } = input
         const manifest: TxRecord = {
           id: yield* newPayoutId,

@@ -32,8 +32,8 @@ export const asPayoutError = (
     ? Effect.fail(new ChainUnavailable({ network: network.slug, cause: `bundler: ${error.cause}` }))
     : Effect.fail(error)
 
-/** What a plan turn's payout is made of: as read by this request, used only when it is the turn's first. */
-export interface TurnInput {
+/** A payout in several operations as one request read it: its account, payer, details and split. */
+export interface PartsInput {
   readonly network: Network
   readonly identity: AccountIdentity
   readonly safe: SafeAccount
@@ -41,6 +41,10 @@ export interface TurnInput {
   readonly owner: string
   readonly details: Readonly<Record<string, unknown>>
   readonly split: ReadonlyArray<PartRange>
+}
+
+/** What a plan turn's payout is made of: as read by this request, used only when it is the turn's first. */
+export interface TurnInput extends PartsInput {
   /** The turn: the next sequence on the account's plan payout nonce key, read before the balance. */
   readonly turn: OperationNonce
 }
