@@ -1,4 +1,3 @@
-import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -47,7 +46,7 @@ import { explicitTransfers, planNonce, planTransfers, planTurnTaken } from "./pl
 import type { DisperseRequest, PayoutResponse } from "./schemas"
 import { MAX_PARTS, partCallGasFloor, splitPayout, splitPlan, transferKind } from "./split"
 import { checkExplicit, disperseCalls, shownDetails } from "./transfers"
-import { asPayoutError, type PartsInput, payTurn, previousTurnSettled } from "./turns"
+import { asPayoutError, type PartsInput, partsManifest, payTurn, previousTurnSettled } from "./turns"
 import { payoutView, splitPayoutView } from "./views"
 
 type PayoutError =
@@ -289,17 +288,7 @@ export class Payouts extends Context.Service<
        */
       const disperseInParts = Effect.fnUntraced(function* (input: PartsInput) {
         const { network, identity, safe, payer } = input
-        const manifest: TxRecord = {
-          id: yield* newPayoutId,
-          kind: "payout",
-          owner: input.owner,
-          network: network.slug,
-          chainId: network.chainId,
-          account: safe.address,
-          status: "submitted",
-          createdAt: yield* Clock.currentTimeMillis,
-          details: { ...input.details, parts: input.split, apiKey: payer.apiKey }
-        }
+        const manifest = yield* partsManifest(input, yield* newPayoutId)
         yield* log.save(manifest)
         const outcomes = yield* sendParts(parts, { manifest, network, identity, safe, payer })
         const first = outcomes.find((outcome) => outcome._tag === "Recorded")?.record.userOpHash

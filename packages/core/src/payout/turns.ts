@@ -43,6 +43,31 @@ export interface PartsInput {
   readonly split: ReadonlyArray<PartRange>
 }
 
+/**
+ * The manifest of a payout in several operations (a `TxRecord` holding its split and the API key that pays), saved
+ * before any part is signed; a plan turn's names its turn.
+ */
+export const partsManifest = (input: PartsInput, id: string, turn?: bigint): Effect.Effect<TxRecord> =>
+  Effect.map(
+    Clock.currentTimeMillis,
+    (createdAt): TxRecord => ({
+      id,
+      kind: "payout",
+      owner: input.owner,
+      network: input.network.slug,
+      chainId: input.network.chainId,
+      account: input.safe.address,
+      status: "submitted",
+      createdAt,
+      details: {
+        ...input.details,
+        parts: input.split,
+        ...(turn === undefined ? {} : { turn: String(turn) }),
+        apiKey: input.payer.apiKey
+      }
+    })
+  )
+
 /** What a plan turn's payout is made of: as read by this request, used only when it is the turn's first. */
 export interface TurnInput extends PartsInput {
   /** The turn: the next sequence on the account's plan payout nonce key, read before the balance. */
@@ -94,17 +119,7 @@ export const payTurn = (services: PartServices, input: TurnInput) =>
     const lock = yield* services.locks.acquire(`plan-turn:${id}`, TURN_LOCK_MS)
     const { manifest, outcomes } = yield* Effect.gen(function* () {
       const found = yield* services.log.find(id)
-      const manifest: TxRecord = found ?? {
-        id,
-        kind: "payout",
-        owner: input.owner,
-        network: network.slug,
-        chainId: network.chainId,
-        account: safe.address,
-        status: "submitted",
-        createdAt: yield* Clock.currentTimeMillis,
-        details: { ...input.details, parts: input.split, turn: String(turn.sequence), apiKey: input.payer.apiKey }
-      }
+      const manifest = found ?? (yield* partsManifest(input, id, turn.sequence))
       if (found === undefined) yield* services.log.save(manifest)
       const payer = { kind: "payout", apiKey: String(manifest.details.apiKey) } as const
       const outcomes = yield* sendParts(services, { manifest, network, identity: input.identity, safe, payer })
