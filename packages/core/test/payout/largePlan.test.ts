@@ -264,25 +264,16 @@ describe("plan payouts in several operations (anvil + alto)", () => {
 
   it("never pays more than the turn's amounts when funds leave between its parts: a part the balance cannot pay is refused, the payout is partial", async () => {
     await f.fund(account.drained, parseEther("1"))
-    const elsewhere = getAddress(freshAddress())
     let drained = false
-    // Once part 0 is sent, an explicit payout of the same account takes 0.6 ETH of the 0.652 its other parts need.
+    // Once part 0 is sent, the account is left 0.4 ETH, as if another transaction had taken the rest: part 0 (0.348)
+    // can still be paid, whether it ran before or runs after, the parts after it (0.652 in all) cannot.
     proxy().set({
       _tag: "afterWorkOf",
       method: "eth_sendUserOperation",
       hook: async () => {
         if (drained) return
         drained = true
-        const spent = await f.call(
-          "POST",
-          `/v1/anvil/account/${account.drained}/payout/disperse`,
-          { assets: [zeroAddress], amounts: ["0.6"], recipients: [elsewhere] },
-          { "x-api-key": keys.drained }
-        )
-        expect(spent.status).toBe(200)
-        // Landed before the next part is prepared: that part's simulation sees the balance the turn no longer has
-        // (left pending, the bundler may run it after the turn's parts, and they all pay).
-        expect((await f.final(account.drained, spent.body.id, keys.drained)).body.status).toBe("confirmed")
+        await f.devnet.setBalance(account.drained, parseEther("0.4"))
       }
     })
     const answer = await payout("drained")
@@ -293,10 +284,10 @@ describe("plan payouts in several operations (anvil + alto)", () => {
     const share = parseEther("1") / BigInt(RECIPIENTS)
     const paid = await balances("drained")
     expect(paid.every((balance) => balance === 0n || balance === share)).toBe(true)
-    expect(paid.filter((balance) => balance === share).length).toBeLessThan(RECIPIENTS)
-    // Whatever the order the bundler ran them in, no more left the account than it held.
-    const total = paid.reduce((sum, balance) => sum + balance, 0n) + (await f.balance(elsewhere))
-    expect(total).toBeLessThanOrEqual(parseEther("1"))
+    // Part 0's 87 recipients paid (0.4 ETH covers it either way), not every recipient: no part paid from money gone.
+    const paidCount = paid.filter((balance) => balance === share).length
+    expect(paidCount).toBeGreaterThanOrEqual(87)
+    expect(paidCount).toBeLessThan(RECIPIENTS)
   })
 
   it("answers the next `{}` with the cause, 429 not 409, while its turn's later part is refused for the key's gas budget; once the budget allows, that `{}` sends the parts and the turn pays every recipient once", async () => {
