@@ -106,7 +106,11 @@ describe("large payouts in several operations (anvil + alto)", () => {
     await f.devnet.anvilRequest("anvil_setCode", [reverter, "0x60006000fd"])
     const recipients = Array.from({ length: 200 }, () => getAddress(freshAddress()))
     recipients[150] = reverter
-    const answer = await disperse(account.partial, nativePayout(recipients), "partial-1")
+    const first = await disperse(account.partial, nativePayout(recipients), "partial-1")
+    // A later part the bundler refuses for a while (seen once in a dozen runs on a loaded machine) stays unsent, the
+    // answer `502 outcome_unknown`, and the key's retry sends it, as a client is told to do.
+    if (first.status === 502) expect(first.body).toMatchObject({ code: "outcome_unknown", id: expect.any(String) })
+    const answer = first.status === 502 ? await disperse(account.partial, nativePayout(recipients), "partial-1") : first
     expect(answer.status).toBe(200)
     const operations = answer.body.operations as ReadonlyArray<Operation>
     const failing = operations.findIndex((operation) => operation.from <= 150 && 150 < operation.to)
