@@ -12,6 +12,7 @@ import {
   decodeAbiParameters,
   defineChain,
   deploylessCallViaBytecodeBytecode,
+  encodeFunctionData,
   type Hash,
   type Hex,
   http,
@@ -30,6 +31,7 @@ import type { NetworkConfig } from "../../src/chain/networks"
 import { type DeployerClient, deployTestToken } from "../../src/deploy/contracts"
 import type { ChainReader, Erc4337Contracts } from "../../src/deploy/deployment"
 import { anvilMnemonic } from "../../src/devnet/anvil"
+import type { SafeCall } from "../../src/operations/safeAccount"
 
 /** What the broker tells a test file about its worker's devnet (JSON). */
 export interface DevnetDescription {
@@ -127,6 +129,8 @@ export interface DevnetToken {
   /** Mints `amount` to `to` and waits for it. */
   readonly mint: (to: Address, amount: bigint) => Promise<void>
   readonly balanceOf: (holder: Address) => Promise<bigint>
+  /** The call of a batch that transfers `amount` of the token to `to`. */
+  readonly transferCall: (to: Address, amount: bigint) => SafeCall
 }
 
 /** Deploys a new TestToken (anyone may mint) from dev account 0: each file its own, so balances start at zero. */
@@ -153,7 +157,12 @@ export const deployDevnetToken = async (
         abi: testTokenArtifact.abi,
         functionName: "balanceOf",
         args: [holder]
-      })
+      }),
+    transferCall: (to, amount) => ({
+      to: address,
+      value: 0n,
+      data: encodeFunctionData({ abi: testTokenArtifact.abi, functionName: "transfer", args: [to, amount] })
+    })
   }
 }
 

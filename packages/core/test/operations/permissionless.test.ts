@@ -1,6 +1,6 @@
 import * as Effect from "effect/Effect"
 import { toSafeSmartAccount } from "permissionless/accounts"
-import { type Address, encodeFunctionData, hashMessage, http, type LocalAccount, parseAbi } from "viem"
+import { hashMessage, http, type LocalAccount } from "viem"
 import {
   createBundlerClient,
   entryPoint07Abi,
@@ -10,12 +10,7 @@ import {
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { beforeAll, describe, expect, it } from "vitest"
 import { Bundler, makeJsonRpcBundler } from "../../src/operations/Bundler"
-import {
-  canonicalSafe4337Contracts,
-  type SafeCall,
-  safeAccount,
-  safeBatchCallData
-} from "../../src/operations/safeAccount"
+import { canonicalSafe4337Contracts, safeAccount, safeBatchCallData } from "../../src/operations/safeAccount"
 import { prepareSafeOperation, readAccountChainState } from "../../src/operations/safeOperation"
 import { signSafeHash } from "../../src/operations/safeSignature"
 import { type DevnetToken, deployDevnetToken, freshAddress, type SharedDevnet, sharedDevnet } from "../devnet/shared"
@@ -28,7 +23,6 @@ let bundler: Bundler["Service"]
 let token: DevnetToken
 
 const contracts = canonicalSafe4337Contracts()
-const tokenAbi = parseAbi(["function transfer(address to, uint256 amount) returns (bool)"])
 
 /**
  * permissionless's Safe with walletgate's choices: Safe 1.4.1 on EntryPoint v0.7 with the same module, SafeL2 as the
@@ -60,12 +54,6 @@ const newOwner = () => ({
   saltNonce: BigInt(`0x${Buffer.from(crypto.getRandomValues(new Uint8Array(8))).toString("hex")}`)
 })
 
-const transfer = (to: Address, amount: bigint): SafeCall => ({
-  to: token.address,
-  value: 0n,
-  data: encodeFunctionData({ abi: tokenAbi, functionName: "transfer", args: [to, amount] })
-})
-
 const run = <A, E>(effect: Effect.Effect<A, E, Bundler>): Promise<A> =>
   Effect.runPromise(Effect.provideService(effect, Bundler, bundler))
 
@@ -95,8 +83,8 @@ describe("walletgate's Safe account beside permissionless's", { tags: ["devnet"]
     const { owner, saltNonce } = newOwner()
     const ours = safeAccount({ owners: [owner.address], threshold: 1, saltNonce })
     const theirs = await theirSafe(owner, saltNonce)
-    const one = [transfer(freshAddress(), 1n)]
-    const batch = [transfer(freshAddress(), 1n), { to: freshAddress(), value: 5n, data: "0x" as const }]
+    const one = [token.transferCall(freshAddress(), 1n)]
+    const batch = [token.transferCall(freshAddress(), 1n), { to: freshAddress(), value: 5n, data: "0x" as const }]
     expect(await theirs.encodeCalls(one)).toBe(safeBatchCallData(ours, one))
     expect(await theirs.encodeCalls(batch)).toBe(safeBatchCallData(ours, batch))
   })
@@ -112,7 +100,7 @@ describe("walletgate's Safe account beside permissionless's", { tags: ["devnet"]
       prepareSafeOperation({
         chainId: devnet.chain.id,
         account: ours,
-        calls: [transfer(recipient, 3n)],
+        calls: [token.transferCall(recipient, 3n)],
         deployed: state.deployed,
         fees: state.fees,
         signers: [owner],
@@ -173,7 +161,7 @@ describe("walletgate's Safe account beside permissionless's", { tags: ["devnet"]
       transport: http(devnet.bundlerUrl)
     })
     const first = freshAddress()
-    const theirHash = await viemBundler.sendUserOperation({ calls: [transfer(first, 4n)] })
+    const theirHash = await viemBundler.sendUserOperation({ calls: [token.transferCall(first, 4n)] })
     expect((await viemBundler.waitForUserOperationReceipt({ hash: theirHash, pollingInterval: 50 })).success).toBe(true)
     expect(await token.balanceOf(first)).toBe(4n)
 
@@ -185,7 +173,7 @@ describe("walletgate's Safe account beside permissionless's", { tags: ["devnet"]
       prepareSafeOperation({
         chainId: devnet.chain.id,
         account: ours,
-        calls: [transfer(second, 6n)],
+        calls: [token.transferCall(second, 6n)],
         deployed: state.deployed,
         fees: state.fees,
         signers: [owner]

@@ -6,7 +6,6 @@ import {
   createPublicClient,
   createWalletClient,
   decodeErrorResult,
-  encodeFunctionData,
   getAddress,
   type Hash,
   type Hex,
@@ -21,7 +20,6 @@ import {
 import { entryPoint07Abi, toPackedUserOperation, type UserOperationReceipt } from "viem/account-abstraction"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { beforeAll, describe, expect, it } from "vitest"
-import { testTokenArtifact } from "../../src/chain/artifacts"
 import { checkErc4337Code } from "../../src/deploy/codeChecks"
 import { deployErc4337Contracts } from "../../src/deploy/deployment"
 import { startAlto } from "../../src/devnet/alto"
@@ -47,7 +45,6 @@ import {
   sharedDevnet
 } from "../devnet/shared"
 
-const tokenAbi = testTokenArtifact.abi
 const tokenErrors = parseAbi(["error InsufficientBalance(address from, uint256 balance, uint256 needed)"])
 
 /**
@@ -82,12 +79,6 @@ const newUser = (): { readonly owner: LocalAccount; readonly safe: SafeAccount }
   const owner = privateKeyToAccount(generatePrivateKey())
   return { owner, safe: safeAccount({ owners: [owner.address], threshold: 1 }) }
 }
-
-const transfer = (to: Address, amount: bigint): SafeCall => ({
-  to: token.address,
-  value: 0n,
-  data: encodeFunctionData({ abi: tokenAbi, functionName: "transfer", args: [to, amount] })
-})
 
 const balanceOf = (address: Address) => token.balanceOf(address)
 
@@ -136,7 +127,7 @@ const sendAndWait = async (prepared: PreparedSafeOperation): Promise<UserOperati
 const deployedUser = async (tokens: bigint) => {
   const user = newUser()
   await mint(user.safe.address, tokens)
-  const receipt = await sendAndWait(await prepare(user, [transfer(freshAddress(), 1n)]))
+  const receipt = await sendAndWait(await prepare(user, [token.transferCall(freshAddress(), 1n)]))
   expect(receipt.success).toBe(true)
   return user
 }
@@ -207,7 +198,7 @@ describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
   it("computes the paymaster's hash locally exactly as the contract does", async () => {
     const user = newUser()
     await mint(user.safe.address, 1n)
-    const prepared = await prepare(user, [transfer(freshAddress(), 1n)])
+    const prepared = await prepare(user, [token.transferCall(freshAddress(), 1n)])
     const onChain = await devnet.publicClient.readContract({
       address: devnet.deployment.contracts.verifyingPaymaster,
       abi: parseAbi([
@@ -235,7 +226,11 @@ describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
     const deposit = await paymasterDeposit()
     expect(await devnet.publicClient.getBalance({ address: user.safe.address })).toBe(0n)
 
-    const prepared = await prepare(user, [transfer(a, 1n), transfer(b, 2n), transfer(c, 3n)])
+    const prepared = await prepare(user, [
+      token.transferCall(a, 1n),
+      token.transferCall(b, 2n),
+      token.transferCall(c, 3n)
+    ])
     expect(prepared.op.factory).toBe(user.safe.factory)
     const receipt = await sendAndWait(prepared)
 
@@ -254,7 +249,9 @@ describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
     expect(await paymasterDeposit()).toBe(deposit - receipt.actualGasCost)
     expect(getAddress(receipt.paymaster ?? "0x")).toBe(devnet.deployment.contracts.verifyingPaymaster)
 
-    const next = await sendAndWait(await prepare(user, [transfer(a, 1n), transfer(b, 1n), transfer(c, 1n)]))
+    const next = await sendAndWait(
+      await prepare(user, [token.transferCall(a, 1n), token.transferCall(b, 1n), token.transferCall(c, 1n)])
+    )
     expect(next.success).toBe(true)
     console.log(
       `gas per sponsored 3-call batch (charged / the bundle transaction's): with the Safe's deployment ${receipt.actualGasUsed} / ${receipt.receipt.gasUsed}, from the deployed Safe ${next.actualGasUsed} / ${next.receipt.gasUsed}`
@@ -277,7 +274,11 @@ describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
           prepareSafeOperation({
             chainId: chainId(),
             account: user.safe,
-            calls: [transfer(freshAddress(), 1n), transfer(freshAddress(), 1n), transfer(freshAddress(), 1n)],
+            calls: [
+              token.transferCall(freshAddress(), 1n),
+              token.transferCall(freshAddress(), 1n),
+              token.transferCall(freshAddress(), 1n)
+            ],
             deployed: state.deployed,
             fees: state.fees,
             signers: [user.owner],
@@ -304,7 +305,9 @@ describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
     const user = newUser()
     await mint(user.safe.address, 10n)
     const to = freshAddress()
-    const prepared = await prepare(user, [transfer(to, 1n), transfer(to, 2n)], { gas: { kind: "self-paid estimate" } })
+    const prepared = await prepare(user, [token.transferCall(to, 1n), token.transferCall(to, 2n)], {
+      gas: { kind: "self-paid estimate" }
+    })
     expect(prepared.gasFrom).toBe("self-paid estimate")
     expect((await sendAndWait(prepared)).success).toBe(true)
     expect(await balanceOf(to)).toBe(3n)
@@ -313,7 +316,7 @@ describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
   it("reports a revert in call 2 of 3 with its index and reason, and does none of the calls", async () => {
     const user = await deployedUser(10n)
     const [a, b, c] = [freshAddress(), freshAddress(), freshAddress()]
-    const calls = [transfer(a, 1n), transfer(b, 1_000n), transfer(c, 1n)]
+    const calls = [token.transferCall(a, 1n), token.transferCall(b, 1_000n), token.transferCall(c, 1n)]
 
     // Before sending: the bundler's estimate refuses the batch (-32521, execution reverted: the caller's batch, 422),
     // and the failing call is located.
@@ -367,7 +370,7 @@ describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
 
   it("reports the reason of a single call that reverts from the operation's receipt", async () => {
     const user = await deployedUser(2n)
-    const prepared = await prepare(user, [transfer(freshAddress(), 5n)], {
+    const prepared = await prepare(user, [token.transferCall(freshAddress(), 5n)], {
       gas: {
         kind: "given",
         limits: { callGasLimit: 200_000n, verificationGasLimit: 200_000n, preVerificationGas: 100_000n }
@@ -385,7 +388,7 @@ describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
   it("lands 8 operations of one Safe sent at once, each on its own random nonce key", async () => {
     const user = await deployedUser(100n)
     const recipients = Array.from({ length: 8 }, () => freshAddress())
-    const prepared = await Promise.all(recipients.map((to) => prepare(user, [transfer(to, 1n)])))
+    const prepared = await Promise.all(recipients.map((to) => prepare(user, [token.transferCall(to, 1n)])))
     expect(new Set(prepared.map((p) => p.op.nonce >> 64n)).size).toBe(8)
     const receipts = await Promise.all(prepared.map(sendAndWait))
     expect(receipts.map((receipt) => receipt.success)).toEqual(Array(8).fill(true))
@@ -396,7 +399,7 @@ describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
   it("executes a signed operation once, however often it is re-sent", async () => {
     const user = await deployedUser(10n)
     const to = freshAddress()
-    const prepared = await prepare(user, [transfer(to, 5n)])
+    const prepared = await prepare(user, [token.transferCall(to, 5n)])
     expect(await send(prepared.op)).toBe(prepared.hash)
     const resentAtOnce = await runExit(
       Bundler.use((b) => b.sendUserOperation(chainId(), prepared.op, devnet.deployment.contracts.entryPoint))
@@ -419,10 +422,10 @@ describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
     const to = freshAddress()
     const stranger = privateKeyToAccount(generatePrivateKey())
     const strangerSafe = { owner: stranger, safe: user.safe }
-    await expect(prepare(strangerSafe, [transfer(to, 1n)])).rejects.toThrow(/distinct owner/)
+    await expect(prepare(strangerSafe, [token.transferCall(to, 1n)])).rejects.toThrow(/distinct owner/)
 
     // A signature by a key that is not an owner, put in by hand: the Safe refuses it (AA24).
-    const honest = await prepare(user, [transfer(to, 1n)])
+    const honest = await prepare(user, [token.transferCall(to, 1n)])
     const forgedOp: UserOperation07 = {
       ...honest.op,
       signature: await signSafeOperation({ ...user.safe, owners: [stranger.address] }, honest.op, {
@@ -437,7 +440,7 @@ describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
 
     // The owner re-signs an operation whose calls changed after the paymaster signed: the paymaster refuses (AA34),
     // the gateway's own part (its sponsorship), not the caller's.
-    const other = await prepare(user, [transfer(to, 9n)])
+    const other = await prepare(user, [token.transferCall(to, 9n)])
     const altered = { ...other.op, paymasterData: honest.op.paymasterData }
     const reSigned: UserOperation07 = {
       ...altered,
@@ -477,7 +480,7 @@ describe("ERC-4337 on a devnet (anvil + alto)", { tags: ["devnet"] }, () => {
     expect(await devnet.publicClient.getCode({ address: user.safe.address })).toBeUndefined()
 
     await mint(user.safe.address, 1n)
-    expect((await sendAndWait(await prepare(user, [transfer(freshAddress(), 1n)]))).success).toBe(true)
+    expect((await sendAndWait(await prepare(user, [token.transferCall(freshAddress(), 1n)]))).success).toBe(true)
     const after = await signSafeHash(user.safe, hashMessage("hello"), { ...options, state: "deployed" })
     expect(after.length).toBe(132)
     expect(await verify(after)).toBe(true)

@@ -3,9 +3,8 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import { type Address, encodeErrorResult, encodeFunctionData, type Hash, type Hex, parseAbi } from "viem"
+import { type Address, encodeErrorResult, type Hash, type Hex, parseAbi } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { testTokenArtifact } from "../../src/chain/artifacts"
 import { bundlerEndpoints, type Network, Networks } from "../../src/chain/networks"
 import { Bundler } from "../../src/operations/Bundler"
 import { GasBudgetExhausted } from "../../src/operations/errors"
@@ -31,8 +30,6 @@ import {
   userOperationEvents
 } from "../devnet/shared"
 
-const tokenAbi = testTokenArtifact.abi
-
 let devnet: SharedDevnet
 let network: Network
 let token: DevnetToken
@@ -43,11 +40,6 @@ let runtime: ManagedRuntime.ManagedRuntime<UserOperations | TransactionLog, neve
 const run = <A, E>(effect: Effect.Effect<A, E, UserOperations | TransactionLog>) => runtime.runPromise(effect)
 const runExit = <A, E>(effect: Effect.Effect<A, E, UserOperations | TransactionLog>) => runtime.runPromiseExit(effect)
 
-const transfer = (to: Address, amount: bigint): SafeCall => ({
-  to: token.address,
-  value: 0n,
-  data: encodeFunctionData({ abi: tokenAbi, functionName: "transfer", args: [to, amount] })
-})
 const balanceOf = (address: Address) => token.balanceOf(address)
 const mint = (to: Address, amount: bigint) => token.mint(to, amount)
 const paymasterDeposit = () => paymasterDepositOf(devnet)
@@ -126,7 +118,9 @@ describe("UserOperations on the devnet (anvil + alto)", () => {
     await mint(safe, 100n)
     const [a, b, c] = [freshAddress(), freshAddress(), freshAddress()]
     const depositBefore = await paymasterDeposit()
-    const record = await run(submit(identity, [transfer(a, 1n), transfer(b, 2n), transfer(c, 3n)]))
+    const record = await run(
+      submit(identity, [token.transferCall(a, 1n), token.transferCall(b, 2n), token.transferCall(c, 3n)])
+    )
     expect(record.status).toBe("submitted")
     expect(record.userOpHash).toMatch(/^0x[0-9a-f]{64}$/)
     expect(record.userOperation?.sender).toBe(safe)
@@ -151,7 +145,9 @@ describe("UserOperations on the devnet (anvil + alto)", () => {
     expect(settled?.txHash).toBe(final.txHash)
     console.info(`first operation with deployment (3 calls): ${settled?.gasUsed} gas`)
     // A second 3-call batch from the now deployed Safe.
-    const second = await run(submit(identity, [transfer(a, 1n), transfer(b, 1n), transfer(c, 1n)]))
+    const second = await run(
+      submit(identity, [token.transferCall(a, 1n), token.transferCall(b, 1n), token.transferCall(c, 1n)])
+    )
     expect(second.userOperation?.factory).toBeUndefined()
     const secondFinal = await finalStatus(second)
     console.info(`3-call operation from a deployed Safe: ${secondFinal.record.gasUsed} gas`)
@@ -163,7 +159,9 @@ describe("UserOperations on the devnet (anvil + alto)", () => {
     await mint(safe, 5n)
     const [a, b] = [freshAddress(), freshAddress()]
     const depositBefore = await paymasterDeposit()
-    const exit = await runExit(submit(identity, [transfer(a, 1n), transfer(b, 1_000n), transfer(a, 1n)]))
+    const exit = await runExit(
+      submit(identity, [token.transferCall(a, 1n), token.transferCall(b, 1_000n), token.transferCall(a, 1n)])
+    )
     // The test token's own error is not one the production decoder names: the reason is its revert data, whole.
     const insufficient = encodeErrorResult({
       abi: parseAbi(["error InsufficientBalance(address from, uint256 balance, uint256 needed)"]),
@@ -181,7 +179,9 @@ describe("UserOperations on the devnet (anvil + alto)", () => {
     const safe = await safeOf(identity)
     await mint(safe, 80n)
     const to = freshAddress()
-    const records = await Promise.all(Array.from({ length: 8 }, () => run(submit(identity, [transfer(to, 10n)]))))
+    const records = await Promise.all(
+      Array.from({ length: 8 }, () => run(submit(identity, [token.transferCall(to, 10n)])))
+    )
     expect(new Set(records.map((record) => record.userOpHash)).size).toBe(8)
     expect(records.filter((record) => record.userOperation?.factory !== undefined)).toHaveLength(1)
     const finals = await Promise.all(records.map(finalStatus))
@@ -193,9 +193,11 @@ describe("UserOperations on the devnet (anvil + alto)", () => {
     const identity = newIdentity()
     const safe = await safeOf(identity)
     await mint(safe, 81n)
-    await finalStatus(await run(submit(identity, [transfer(freshAddress(), 1n)])))
+    await finalStatus(await run(submit(identity, [token.transferCall(freshAddress(), 1n)])))
     const to = freshAddress()
-    const records = await Promise.all(Array.from({ length: 8 }, () => run(submit(identity, [transfer(to, 10n)]))))
+    const records = await Promise.all(
+      Array.from({ length: 8 }, () => run(submit(identity, [token.transferCall(to, 10n)])))
+    )
     const finals = await Promise.all(records.map(finalStatus))
     expect(finals.map((final) => final.status)).toEqual(Array(8).fill("confirmed"))
     expect(await balanceOf(to)).toBe(80n)
@@ -205,11 +207,11 @@ describe("UserOperations on the devnet (anvil + alto)", () => {
     const identity = newIdentity()
     const safe = await safeOf(identity)
     await mint(safe, 10n)
-    await finalStatus(await run(submit(identity, [transfer(freshAddress(), 1n)])))
+    await finalStatus(await run(submit(identity, [token.transferCall(freshAddress(), 1n)])))
     const to = freshAddress()
     // No block is mined meanwhile: the operation stays with the bundler (in its mempool or its bundle in the pool).
     await devnet.anvilRequest("evm_setAutomine", [false])
-    const record = await run(submit(identity, [transfer(to, 2n)]))
+    const record = await run(submit(identity, [token.transferCall(to, 2n)]))
     try {
       for (let read = 0; read < 3; read++) {
         expect((await run(UserOperations.use((ops) => ops.status(record, network)))).status).toBe("submitted")
@@ -229,8 +231,8 @@ describe("UserOperations on the devnet (anvil + alto)", () => {
     const identity = newIdentity()
     const safe = await safeOf(identity)
     await mint(safe, 10n)
-    await finalStatus(await run(submit(identity, [transfer(freshAddress(), 1n)])))
-    const record = await run(submit(identity, [transfer(freshAddress(), 3n)]))
+    await finalStatus(await run(submit(identity, [token.transferCall(freshAddress(), 1n)])))
+    const record = await run(submit(identity, [token.transferCall(freshAddress(), 3n)]))
     while ((await executedEvents(record.userOpHash as string)).length === 0) {
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
@@ -245,7 +247,7 @@ describe("UserOperations on the devnet (anvil + alto)", () => {
     const safe = await safeOf(identity)
     await mint(safe, 10n)
     const to = freshAddress()
-    const record = await run(submit(identity, [transfer(to, 7n)]))
+    const record = await run(submit(identity, [token.transferCall(to, 7n)]))
     // Re-sent while pending and after inclusion (a retry after a lost answer, a status read after a reorg).
     await run(UserOperations.use((ops) => ops.resend(record, network)))
     await finalStatus(record)
@@ -264,7 +266,7 @@ describe("UserOperations on the devnet (anvil + alto)", () => {
     const linked: Array<{ id: string; txHash: string }> = []
     let sentWhenLinked: boolean | undefined
     const record = await run(
-      submit(identity, [transfer(to, 4n)]).pipe(
+      submit(identity, [token.transferCall(to, 4n)]).pipe(
         Effect.provideService(OperationLink, {
           link: (operation) =>
             Effect.promise(async () => {
@@ -310,7 +312,7 @@ describe("UserOperations on the devnet (anvil + alto)", () => {
         ops.submit({
           network,
           identity,
-          intent: intent([transfer(to, 1n)]),
+          intent: intent([token.transferCall(to, 1n)]),
           spender: { kind: "batch", app: "app-refused", user: "user-1", gasPerDay: 100_000 }
         })
       )
@@ -319,7 +321,7 @@ describe("UserOperations on the devnet (anvil + alto)", () => {
     expect(refusal).toBeInstanceOf(GasBudgetExhausted)
     expect(refusal).toMatchObject({ budget: "app_day" })
     const unlinked = await runExit(
-      submit(identity, [transfer(to, 1n)]).pipe(
+      submit(identity, [token.transferCall(to, 1n)]).pipe(
         Effect.provideService(OperationLink, { link: () => Effect.fail(new IdempotencyInFlight()) })
       )
     )
