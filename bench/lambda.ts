@@ -27,6 +27,17 @@ import { keepResults, printTable } from "./table.ts"
 const COLD_STARTS = Number(process.env.BENCH_LAMBDA_COLD_STARTS ?? 10)
 const INVOCATIONS = 600
 
+/**
+ * The settings the example's functions start with in the benchmarks: Redis at `redisUrl`, a master secret, a fresh
+ * signing key, SMS codes to the log (which the benchmark discards).
+ */
+export const functionEnvironment = (redisUrl: string): Record<string, string> => ({
+  REDIS_URL: redisUrl,
+  WALLETGATE_MASTER_SECRET: "bench-master-secret-0123456789abcdef0123456789",
+  WALLETGATE_SIGNING_KEY: generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
+  WALLETGATE_SMS: "console"
+})
+
 const median = (values: ReadonlyArray<number>): number => {
   const sorted = [...values].sort((a, b) => a - b)
   const middle = Math.floor(sorted.length / 2)
@@ -151,15 +162,7 @@ export async function run(): Promise<void> {
     { name: "every route", file: bundlePath("handler"), bytes: bundles.handler.bytes, kernel: true }
   ]
   const redis = await startRedisServer()
-  const env = {
-    REDIS_URL: redis.url,
-    WALLETGATE_MASTER_SECRET: "bench-master-secret-0123456789abcdef0123456789",
-    WALLETGATE_SIGNING_KEY: generateKeyPairSync("ed25519")
-      .privateKey.export({ type: "pkcs8", format: "pem" })
-      .toString(),
-    // The codes go to the runtime's log, which the benchmark discards.
-    WALLETGATE_SMS: "console"
-  }
+  const env = functionEnvironment(redis.url)
   // BENCH_LAMBDA_ROWS="trivial,every route": only the rows whose name holds one of these.
   const wanted = (process.env.BENCH_LAMBDA_ROWS ?? "").split(",").filter((name) => name !== "")
   const measured = targets.filter((target) => wanted.length === 0 || wanted.some((name) => target.name.includes(name)))

@@ -6,7 +6,6 @@
 // code called, inclusive) from the .cpuprofile files. Not minified, the bundle parses a little slower than the one
 // shipped: the split between modules holds, not the total.
 import { spawnSync } from "node:child_process"
-import { generateKeyPairSync } from "node:crypto"
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -15,6 +14,7 @@ import { build } from "esbuild"
 import { bundleOptions, type FunctionName } from "../examples/lambda/scripts/build.ts"
 import { lambdaNodeFlags, memorySizeMb } from "../examples/lambda/test/runtimeApi.ts"
 import { startRedisServer } from "../packages/store-redis/test/redis-server.ts"
+import { functionEnvironment } from "./lambda.ts"
 import { printTable } from "./table.ts"
 
 /** One node of a .cpuprofile (V8's format). */
@@ -73,15 +73,7 @@ const main = async () => {
   const url = pathToFileURL(file).href
   const owner = modulesByLine(await readFile(file, "utf8"))
   const redis = await startRedisServer()
-  const env = {
-    PATH: process.env.PATH ?? "",
-    REDIS_URL: redis.url,
-    WALLETGATE_MASTER_SECRET: "bench-master-secret-0123456789abcdef0123456789",
-    WALLETGATE_SIGNING_KEY: generateKeyPairSync("ed25519")
-      .privateKey.export({ type: "pkcs8", format: "pem" })
-      .toString(),
-    WALLETGATE_SMS: "console"
-  }
+  const env = { PATH: process.env.PATH ?? "", ...functionEnvironment(redis.url) }
   const profiles = join(dir, "profiles")
   const importTimes: Array<number> = []
   try {
